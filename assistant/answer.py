@@ -50,6 +50,7 @@ class Answer:
     usage: dict = field(default_factory=dict)
     retrieval_query: str | None = None
     prompt: list[dict] | None = None
+    retrieved: list[Hit] = field(default_factory=list)  # the full ranking (>= 10), sources are its head
 
     def as_dict(self) -> dict:
         out = {"question": self.question, "answer": self.text, "mode": self.mode, "answerable": self.answerable,
@@ -153,13 +154,19 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
                     k: int | None = None) -> Answer:
     """Retrieve for ``retrieval_query`` (default: the question) and answer ``question`` with citations."""
     settings = settings or retriever.settings
-    retrieval = retriever.search(retrieval_query or question, k=k or settings.top_k)
+    k = k or settings.top_k
+    full = retriever.search(retrieval_query or question, k=max(k, 10))
+    retrieval = Retrieval(query=full.query, hits=full.hits[:k], answerable=full.answerable,
+                          confidence=full.confidence, query_vector=full.query_vector)
     mode = "llm" if settings.llm_enabled else "extractive"
     if not retrieval.answerable or not retrieval.hits:
-        return no_answer(question, mode, retrieval)
-    if mode == "llm":
-        return llm_answer(retriever, question, retrieval, settings, on_token)
-    return extractive_answer(retriever, question, retrieval)
+        answer = no_answer(question, mode, retrieval)
+    elif mode == "llm":
+        answer = llm_answer(retriever, question, retrieval, settings, on_token)
+    else:
+        answer = extractive_answer(retriever, question, retrieval)
+    answer.retrieved = full.hits
+    return answer
 
 
 def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settings: Settings,
@@ -185,12 +192,14 @@ def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settin
 
 
 def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
-                      max_papers: int = 4, max_sentences: int = 5) -> Answer:
+                      max_papers: int = 4, max_sentences: int = 6, quota_top: int = 3,
+                      keep_ratio: float = 0.7) -> Answer:
     """Verbatim abstract sentences chosen for the question, each cited.
 
-    Sentences are scored by cosine similarity to the question plus the share of the question's
-    (stemmed) terms they contain; the top paper contributes up to two sentences, other papers one,
-    and a paper is only included while its retrieval score stays close to the top one.
+    Sentences are scored by cosine similarity to the question plus the IDF-weighted share of the
+    question's (stemmed) terms they add; the top paper contributes up to ``quota_top`` sentences
+    (each must add uncovered terms), other papers one, and a paper is only included while its
+    retrieval score stays close to the top one.
     """
     hits = retrieval.hits
     papers = retriever.index.all_papers()
@@ -210,18 +219,28 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
 
     vecs = embed_array(retriever.index.embedder, [s for _, s in sentences])
     cos = vecs @ qvec
+    weights = retriever.index.term_weights()
     qterms = _terms(question)
-    overlap = np.array([len(qterms & _terms(s)) / max(len(qterms), 1) for _, s in sentences])
-    score = 0.6 * cos + 0.4 * overlap
+    total = sum(weights.get(t, 1.0) for t in qterms) or 1.0
+    sterms = [_terms(s) & qterms for _, s in sentences]
     picked: list[tuple[int, int]] = []  # (source n, sentence index)
     for n in sorted({n for n, _ in sentences}):
         idx = [i for i, (m, _) in enumerate(sentences) if m == n]
-        ranked = sorted(idx, key=lambda i: -score[i])
-        quota = 2 if n == 1 else 1
-        best = score[ranked[0]]
-        for i in ranked[:quota]:
-            if i == ranked[0] or score[i] >= 0.85 * best:
-                picked.append((n, i))
+        covered: set[str] = set()
+        first_gain = None
+        # Greedy coverage: each further sentence must add question terms the earlier ones missed,
+        # so a two-part question ("which dataset ..., and by how much ...") gets both answers.
+        for _ in range(quota_top if n == 1 else 1):
+            gains = {i: 0.6 * float(cos[i]) + 0.4 * sum(weights.get(t, 1.0) for t in sterms[i] - covered) / total
+                     for i in idx if (n, i) not in picked}
+            if not gains:
+                break
+            best = max(gains, key=gains.get)
+            if first_gain is not None and gains[best] < keep_ratio * first_gain:
+                break
+            first_gain = gains[best] if first_gain is None else first_gain
+            picked.append((n, best))
+            covered |= sterms[best]
     picked = picked[:max_sentences]
     lines = []
     snippets: dict[int, str] = {}

@@ -268,6 +268,71 @@ def show(
     out.print(escape(p.abstract))
 
 
+@app.command("eval")
+@handle_errors
+def eval_cmd(
+    file: Annotated[Optional[Path], typer.Argument(help="Question file in the dev.jsonl format.")] = None,
+    beir: Annotated[Optional[Path], typer.Option("--beir", help="Evaluate a BEIR folder (corpus.jsonl, "
+                                                  "queries.jsonl, qrels_test.tsv) instead.")] = None,
+    index_dir: IndexDir = None,
+    as_json: JsonFlag = False,
+):
+    """Measure retrieval and answers: R@1, R@5, MRR, nDCG@10, gate accuracy, fact coverage."""
+    from .evaluate import evaluate_beir, evaluate_questions, load_questions, public_row
+
+    if (file is None) == (beir is None):
+        raise typer.BadParameter("give a question FILE or --beir DIR (one of them)")
+    emit = (lambda row: sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")) if as_json else None
+    if beir is not None:
+        settings = _settings(index_dir)
+        if index_dir is None and not os.environ.get("ASSISTANT_INDEX_DIR"):
+            settings = _settings(Path("index_store") / "beir" / beir.resolve().name)
+        bar = _BuildProgress(f"Indexing {beir.name}")
+        try:
+            summary = evaluate_beir(beir, settings, on_row=emit, progress=bar)
+        finally:
+            bar.close()
+        _render_summary(summary, as_json)
+        return
+    items = load_questions(file)
+    settings = _settings(index_dir)
+    report = evaluate_questions(items, settings, on_row=(lambda r: emit(public_row(r))) if emit else None,
+                                progress=_first_run_progress(index_dir))
+    summary = report.summary()
+    if not as_json:
+        from rich.table import Table
+
+        table = Table(title=f"{file.name}: {len(report.rows)} questions")
+        for col in ("id", "type", "gold rank", "answerable", "first citation"):
+            table.add_column(col)
+        for r in report.rows:
+            ranked = r["hits"]
+            rank = next((str(i) for i, p in enumerate(ranked, 1) if p in r["_gold"]), "-") if r["_gold"] else "-"
+            first = r["citations"][0] if r["citations"] else "-"
+            ok = "[green]" if (not r["_gold"] or first in r["_gold"]) else "[red]"
+            table.add_row(str(r["id"]), r["type"], rank, str(r["answerable"]), f"{ok}{escape(first)}[/]")
+        out.print(table)
+    _render_summary(summary, as_json)
+
+
+def _render_summary(summary: dict, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps({"summary": summary}) + "\n")
+        return
+    from rich.table import Table
+
+    table = Table(title="summary")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key, value in summary.items():
+        if isinstance(value, dict):
+            for sub, vals in value.items():
+                table.add_row(f"  {sub}", "  ".join(f"{k}={v}" for k, v in vals.items()))
+        else:
+            table.add_row(key, "-" if value is None else str(value))
+    out.print(table)
+
+
 CHAT_HELP = """Commands:
   /sources   show the sources of the last answer
   /clear     forget the conversation

@@ -244,6 +244,21 @@ class Index:
         os.replace(tmp, final)
         shutil.rmtree(old, ignore_errors=True)
         self._bm25, self._bm25_ids = (retriever if papers else None), ids
+        self._idf = None
+
+    def term_weights(self) -> dict[str, float]:
+        """IDF of each stemmed term in the BM25 vocabulary (document frequency from the CSC matrix)."""
+        if getattr(self, "_idf", None) is None:
+            retriever, ids = self.bm25()
+            idf: dict[str, float] = {}
+            if retriever is not None:
+                df = np.diff(np.asarray(retriever.scores["indptr"]))
+                n = max(len(ids), 1)
+                for term, tid in retriever.vocab_dict.items():
+                    if tid < len(df):
+                        idf[term] = float(np.log(1 + (n - df[tid] + 0.5) / (df[tid] + 0.5)))
+            self._idf = idf
+        return self._idf
 
     def fingerprint(self) -> str:
         got = self.papers.get(include=["metadatas"])

@@ -1,0 +1,113 @@
+"""Shared fixtures: real Chroma on temp dirs, the real ONNX embedder, respx mocks of the OpenAI wire."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import httpx
+import pytest
+
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+os.environ["ANONYMIZED_TELEMETRY"] = "False"
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LLM_BASE = "http://llm.test/v1"
+FAKE_KEY = "sk-test-SECRET-0123456789abcdef"
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch):
+    """Tests start with no LLM and no assistant settings from the developer's shell."""
+    for name in list(os.environ):
+        if name.startswith("ASSISTANT_") or name in {"OPENAI_API_KEY", "OPENAI_BASE_URL"}:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ASSISTANT_LLM_MAX_RETRIES", "2")
+
+
+@pytest.fixture(scope="session")
+def bundled_index_dir(tmp_path_factory) -> Path:
+    """The bundled ICLR 2026 corpus, ingested once per test session (read-only for tests)."""
+    from assistant.config import Settings
+    from assistant.corpus import load_papers
+    from assistant.index import ingest
+
+    path = tmp_path_factory.mktemp("bundled") / "index"
+    papers, _ = load_papers()
+    ingest(papers, Settings(index_dir=path))
+    return path
+
+
+@pytest.fixture
+def bundled_settings(bundled_index_dir):
+    from assistant.config import Settings
+
+    return Settings.from_env(index_dir=bundled_index_dir)
+
+
+@pytest.fixture(scope="session")
+def mini_index_template(tmp_path_factory) -> Path:
+    from assistant.config import Settings
+    from assistant.corpus import load_papers
+    from assistant.index import ingest
+
+    path = tmp_path_factory.mktemp("mini") / "index"
+    papers, _ = load_papers([FIXTURES / "mini.txt"])
+    ingest(papers, Settings(index_dir=path))
+    return path
+
+
+@pytest.fixture
+def mini_index(tmp_path, mini_index_template) -> Path:
+    """A writable copy of a 6-paper index, for tests that change it."""
+    dest = tmp_path / "index"
+    shutil.copytree(mini_index_template, dest)
+    return dest
+
+
+@pytest.fixture
+def llm_env(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", LLM_BASE)
+    monkeypatch.setenv("ASSISTANT_MODEL", "test-model")
+
+
+def sse(*pieces: str, done: bool = True, finish: bool = True, usage: bool = True) -> bytes:
+    """A streamed chat completion as server-sent events."""
+    events = []
+    for i, piece in enumerate(pieces):
+        events.append({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "test-model",
+                       "choices": [{"index": 0, "delta": {"role": "assistant", "content": piece} if i == 0
+                                    else {"content": piece}, "finish_reason": None}]})
+    if finish:
+        events.append({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "test-model",
+                       "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    if usage:
+        events.append({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "test-model",
+                       "choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
+    body = "".join(f"data: {json.dumps(e)}\n\n" for e in events)
+    if done:
+        body += "data: [DONE]\n\n"
+    return body.encode()
+
+
+def sse_response(*pieces: str, **kw) -> httpx.Response:
+    return httpx.Response(200, content=sse(*pieces, **kw), headers={"content-type": "text/event-stream"})
+
+
+def completion_json(text: str) -> dict:
+    return {"id": "c2", "object": "chat.completion", "created": 0, "model": "test-model",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}}
+
+
+@pytest.fixture
+def mocked_openai_chat(llm_env):
+    """A respx route for POST /chat/completions; set ``.side_effect`` or ``.return_value`` per test."""
+    import respx
+
+    with respx.mock(assert_all_called=False) as router:
+        route = router.post(f"{LLM_BASE}/chat/completions")
+        yield route

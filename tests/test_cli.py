@@ -1,0 +1,117 @@
+"""The CLI through typer's CliRunner, against real indexes on temp dirs."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from assistant.cli import app
+
+from .conftest import FIXTURES
+
+runner = CliRunner()
+
+
+def run(*args, input=None):
+    return runner.invoke(app, list(args), input=input, catch_exceptions=False)
+
+
+def test_ask_json_cites_federated_learning_papers(bundled_index_dir):
+    res = run("ask", "Which papers study federated learning?", "--json", "--index-dir", str(bundled_index_dir))
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert {"question", "answer", "mode", "answerable", "citations"} <= set(data)
+    assert data["mode"] == "extractive" and data["answerable"]
+    fl = {"000_c647aebf503422f2#1", "001_920fbba894271a85#10", "002_20c6bded0bdf1017#1", "004_b9c85a56bb10ecbe#5"}
+    assert len({c["paper_id"] for c in data["citations"]} & fl) >= 2
+    for c in data["citations"]:
+        assert {"n", "paper_id", "title", "snippet", "score"} <= set(c)
+        assert f"[{c['n']}]" in data["answer"]
+
+
+def test_ask_text_shows_label_answer_and_sources(bundled_index_dir):
+    res = run("ask", "How many text-figure pairs does FigureBench contain?", "--index-dir", str(bundled_index_dir))
+    assert res.exit_code == 0
+    assert "Extractive answer" in res.stdout and "Sources" in res.stdout
+    assert "003_22ceaf1a0eb8de0c#3" in res.stdout and "3,300" in res.stdout
+
+
+def test_search_json_ranks_hits(bundled_index_dir):
+    res = run("search", "topological flow matching", "-k", "5", "--json", "--index-dir", str(bundled_index_dir))
+    data = json.loads(res.stdout)
+    assert data["query"] == "topological flow matching"
+    assert [h["rank"] for h in data["hits"]] == [1, 2, 3, 4, 5]
+    assert data["hits"][0]["paper_id"] == "003_22ceaf1a0eb8de0c#18"
+    assert {"rank", "paper_id", "title", "score", "snippet"} <= set(data["hits"][0])
+
+
+def test_papers_and_show(bundled_index_dir):
+    data = json.loads(run("papers", "--json", "--index-dir", str(bundled_index_dir)).stdout)
+    assert len(data) == 95 and {"paper_id", "title", "source"} <= set(data[0])
+    res = run("show", "000_c647aebf503422f2#2", "--index-dir", str(bundled_index_dir))
+    assert "Mixture-of-Thought (MoT)" in res.stdout and "truth-table" in res.stdout
+
+
+def test_unknown_paper_id_is_one_line_and_nonzero(bundled_index_dir):
+    res = run("show", "nope#1", "--index-dir", str(bundled_index_dir))
+    assert res.exit_code == 3
+    assert res.stderr.strip().count("\n") == 0 and "assistant papers" in res.stderr
+    assert "Traceback" not in res.output
+
+
+def test_ingest_reports_and_is_idempotent(tmp_path):
+    idx = str(tmp_path / "idx")
+    first = json.loads(run("ingest", str(FIXTURES / "mini_zh.txt"), "--index-dir", idx, "--json").stdout)
+    assert first["added"] == 3
+    second = json.loads(run("ingest", str(FIXTURES / "mini_zh.txt"), "--index-dir", idx, "--json").stdout)
+    assert second["added"] == 0 and second["unchanged"] == 3
+
+
+def test_ingest_missing_path_fails_cleanly(tmp_path):
+    res = run("ingest", str(tmp_path / "missing.txt"), "--index-dir", str(tmp_path / "idx"))
+    assert res.exit_code == 3 and "no such file" in res.stderr and "Traceback" not in res.output
+
+
+def test_chat_piped_answers_each_line_and_follows_up(bundled_index_dir):
+    script = ("Is there a theoretical analysis of plasticity loss in deep reinforcement learning?\n"
+              "What lightweight remedy does it propose?\n/sources\n/exit\n")
+    res = run("chat", "--index-dir", str(bundled_index_dir), input=script)
+    assert res.exit_code == 0, res.output
+    second = res.stdout.split("> What lightweight remedy")[1]
+    assert "003_22ceaf1a0eb8de0c#16" in second  # Sample Weight Decay, found through "it"
+    assert second.count("Sources") == 2  # the answer's list, then /sources
+
+
+def test_llm_error_in_ask_is_one_line(bundled_index_dir, mocked_openai_chat):
+    import httpx
+
+    mocked_openai_chat.return_value = httpx.Response(401, json={"error": {"message": "bad key"}})
+    res = run("ask", "Which papers study federated learning?", "--index-dir", str(bundled_index_dir))
+    assert res.exit_code == 5 and "OPENAI_API_KEY" in res.stderr and "sk-test" not in res.output
+
+
+def test_streamed_llm_answer_is_printed_with_sources(bundled_index_dir, mocked_openai_chat):
+    from .conftest import sse_response
+
+    mocked_openai_chat.return_value = sse_response("Federated ", "learning is studied [1].")
+    res = run("ask", "Which papers study federated learning?", "--index-dir", str(bundled_index_dir))
+    assert res.exit_code == 0
+    assert "Federated learning is studied [1]." in res.stdout and "Sources" in res.stdout
+
+
+def test_help_is_fast_and_does_not_import_heavy_modules():
+    code = ("import sys; from assistant.cli import app; "
+            "heavy = [m for m in ('chromadb', 'onnxruntime', 'openai', 'llama_index.core') if m in sys.modules]; "
+            "print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    res = subprocess.run([sys.executable, "-m", "assistant", "--help"], capture_output=True, text=True)
+    assert res.returncode == 0 and "ingest" in res.stdout and "ask" in res.stdout
+
+
+def test_bad_setting_is_a_config_error(bundled_index_dir, monkeypatch):
+    monkeypatch.setenv("ASSISTANT_TOP_K", "many")
+    res = run("ask", "anything", "--index-dir", str(bundled_index_dir))
+    assert res.exit_code == 2 and "ASSISTANT_TOP_K" in res.stderr

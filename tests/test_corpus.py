@@ -1,0 +1,132 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from assistant.corpus import derive_title, load_papers, parse_file
+from assistant.errors import InputError
+
+from .conftest import FIXTURES
+
+
+def test_bundled_corpus_has_95_papers_with_positional_ids():
+    papers, report = load_papers()
+    assert len(papers) == 95
+    assert report.duplicates == [] and report.skipped == []
+    ids = [p.id for p in papers]
+    assert len(set(ids)) == 95
+    assert "000_c647aebf503422f2#1" in ids and "004_b9c85a56bb10ecbe#19" in ids
+    # the file with the Chinese header parses like the others: header dropped, 19 abstracts
+    zh = [p for p in papers if p.source == "001_920fbba894271a85.txt"]
+    assert len(zh) == 19
+    assert [p.position for p in zh] == list(range(1, 20))
+    assert not any("论文" in p.abstract for p in papers)
+
+
+def test_bundled_abstracts_are_kept_verbatim_with_latex_and_urls():
+    papers = {p.id: p for p in load_papers()[0]}
+    nextquill = papers["000_c647aebf503422f2#10"]
+    assert "https://anonymous.4open.science/r/NextQuill-1E4E" in nextquill.urls
+    assert nextquill.url == "https://anonymous.4open.science/r/NextQuill-1E4E"
+    assert r"\emph{data manifold hypothesis}" in papers["000_c647aebf503422f2#9"].abstract
+    assert papers["000_c647aebf503422f2#1"].abstract.startswith("Federated Learning (FL) is a privacy-preserving")
+
+
+@pytest.mark.parametrize("pid,title", [
+    ("000_c647aebf503422f2#2", "Mixture-of-Thought (MoT)"),
+    ("000_c647aebf503422f2#4", "Latent Wasserstein Adversarial Imitation Learning (LWAIL)"),
+    ("004_b9c85a56bb10ecbe#17", "Coarse-to-fine Language-Aligned manipulation Policy (CLAP)"),
+    ("003_22ceaf1a0eb8de0c#12", "WaterDrum"),
+])
+def test_derived_titles_name_the_introduced_method(pid, title):
+    papers = {p.id: p for p in load_papers()[0]}
+    assert papers[pid].title == title
+    assert papers[pid].title_derived
+
+
+def test_derived_title_falls_back_to_first_sentence_cut_near_90_chars():
+    abstract = ("Neural operators excel at learning mappings between function spaces, serving as efficient "
+                "surrogates for numerical solvers of partial differential equations. More text follows here.")
+    title = derive_title(abstract)
+    assert title.startswith("Neural operators excel at learning mappings")
+    assert len(title) <= 91 and title.endswith("…")
+    assert derive_title("Short first sentence here. Then more.") == "Short first sentence here."
+
+
+def test_every_bundled_title_is_short_and_nonempty():
+    for p in load_papers()[0]:
+        assert 0 < len(p.title) <= 91, p.id
+
+
+def test_jsonl_records_keep_fields_and_extra_metadata(tmp_path):
+    f = tmp_path / "papers.jsonl"
+    rows = [
+        {"id": "2606.1", "title": "A Title", "abstract": "An abstract about graphs.", "authors": ["A. One", "B. Two"],
+         "url": "https://arxiv.org/abs/2606.1", "date": "2026-06-01", "keywords": ["graphs"], "venue": "X"},
+        {"id": "2606.2", "title": "Other", "abstract": "Different text about vision."},
+    ]
+    f.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    papers, report = load_papers([f])
+    assert [p.id for p in papers] == ["2606.1", "2606.2"]
+    p = papers[0]
+    assert p.title == "A Title" and not p.title_derived
+    assert p.authors == ("A. One", "B. Two") and p.url == "https://arxiv.org/abs/2606.1"
+    assert p.date == "2026-06-01" and p.keywords == ("graphs",)
+    assert p.extra == {"venue": "X"}
+
+
+def test_malformed_jsonl_line_is_reported_with_file_and_line(tmp_path):
+    f = tmp_path / "bad.jsonl"
+    f.write_text('{"id": "a", "abstract": "fine text"}\n{not json\n{"id": "c", "abstract": "more text"}\n')
+    papers, report = load_papers([f])
+    assert [p.id for p in papers] == ["a", "c"]
+    assert any("bad.jsonl:2" in s and "malformed JSON" in s for s in report.skipped)
+    with pytest.raises(InputError, match="bad.jsonl:2"):
+        load_papers([f], strict=True)
+
+
+def test_csv_with_and_without_abstract_column(tmp_path):
+    good = tmp_path / "good.csv"
+    good.write_text('id,title,abstract,authors\np1,Paper One,"Text, with a comma.",A. One; B. Two\n')
+    papers, _ = load_papers([good])
+    assert papers[0].abstract == "Text, with a comma." and papers[0].authors == ("A. One", "B. Two")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,title,body\np1,T,x\n")
+    with pytest.raises(InputError, match="no 'abstract' column"):
+        load_papers([bad])
+
+
+def test_identical_abstracts_are_stored_once_and_reported(tmp_path):
+    f = tmp_path / "dups.txt"
+    f.write_text("Header\n\nSame abstract text here.\n\nAnother one.\n\nSame abstract   text here.\n")
+    papers, report = load_papers([f])
+    assert [p.id for p in papers] == ["dups#1", "dups#2"]
+    assert report.duplicates == [("dups#3", "dups#1")]
+
+
+def test_missing_path_binary_file_and_empty_dir_are_clear_errors(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        load_papers([tmp_path / "nope.txt"])
+    binary = tmp_path / "blob.txt"
+    binary.write_bytes(b"\x00\x01\x02binary")
+    with pytest.raises(InputError, match="binary"):
+        load_papers([binary])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(InputError, match="holds no"):
+        load_papers([empty])
+
+
+def test_invalid_utf8_is_replaced_and_reported(tmp_path):
+    f = tmp_path / "latin.txt"
+    f.write_bytes("Header\n\nCaf\xe9 abstract about things.\n".encode("latin-1"))
+    papers, report = load_papers([f])
+    assert papers[0].abstract == "Caf\ufffd abstract about things."
+    assert any("invalid UTF-8" in s for s in report.skipped)
+
+
+def test_directory_of_files_and_header_only_file(tmp_path):
+    (tmp_path / "a.txt").write_text("Header only\n")
+    papers, _ = load_papers([FIXTURES])
+    assert {p.source for p in papers} == {"mini.txt", "mini_zh.txt"}
+    assert parse_file(tmp_path / "a.txt") == []

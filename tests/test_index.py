@@ -1,0 +1,116 @@
+import json
+import threading
+
+import pytest
+
+from assistant.config import Settings
+from assistant.corpus import load_papers
+from assistant.errors import IndexStoreError, InputError
+from assistant.index import Index, ingest
+from assistant.retrieve import Retriever
+
+from .conftest import FIXTURES
+
+
+def test_manifest_records_embedder_dimension_and_chunking(mini_index):
+    manifest = json.loads((mini_index / "manifest.json").read_text())
+    assert manifest["embedder"] == "all-MiniLM-L6-v2-onnx-int8"
+    assert manifest["dim"] == 384
+    assert manifest["chunking"]["chunk_size"] == 128 and manifest["chunking"]["chunk_overlap"] == 32
+    assert manifest["papers"] == 6
+
+
+def test_chunks_carry_paper_metadata(mini_index):
+    idx = Index(Settings(index_dir=mini_index))
+    got = idx.chunks.get(include=["metadatas", "documents"])
+    assert len(got["ids"]) > 6  # abstracts of ~250 tokens split into several 128-token chunks
+    meta = got["metadatas"][0]
+    assert {"paper_id", "title", "source", "position", "chunk", "content_hash"} <= set(meta)
+    papers = idx.all_papers()
+    for cid, m, doc in zip(got["ids"], got["metadatas"], got["documents"]):
+        assert cid == f"{m['paper_id']}::{m['chunk']}"
+        # chunks are verbatim pieces of the abstract
+        assert doc[:40] in papers[m["paper_id"]].abstract
+
+
+def test_reingesting_the_same_file_adds_nothing(mini_index):
+    settings = Settings(index_dir=mini_index)
+    before = Index(settings).chunks.count()
+    papers, _ = load_papers([FIXTURES / "mini.txt"])
+    report = ingest(papers, settings)
+    assert report.added == [] and report.updated == [] and len(report.unchanged) == 6
+    idx = Index(settings)
+    assert idx.count() == 6 and idx.chunks.count() == before
+
+
+def test_changed_abstract_replaces_old_chunks_and_bm25_follows(mini_index, tmp_path):
+    settings = Settings(index_dir=mini_index)
+    text = (FIXTURES / "mini.txt").read_text(encoding="utf-8")
+    header, body = text.split("\n", 1)
+    paras = [p for p in body.split("\n\n") if p.strip()]
+    paras[2] = "Zorblaxian quasi-widgets are studied here. We propose Zorblax, a tiny method."
+    changed = tmp_path / "mini.txt"
+    changed.write_text(header + "\n\n" + "\n\n".join(paras) + "\n", encoding="utf-8")
+    papers, _ = load_papers([changed])
+    report = ingest(papers, settings)
+    assert report.updated == ["mini#3"] and len(report.unchanged) == 5
+    idx = Index(settings)
+    chunks = idx.chunks.get(where={"paper_id": "mini#3"}, include=["documents"])
+    assert chunks["documents"] == ["Zorblaxian quasi-widgets are studied here. We propose Zorblax, a tiny method."]
+    assert idx.get_paper("mini#3").title.startswith("Zorblax")
+    hits = Retriever(idx).search("zorblaxian quasi-widgets", k=3).hits
+    assert hits[0].paper_id == "mini#3" and hits[0].bm25 > 0
+
+
+def test_index_built_with_another_embedder_is_a_clear_error(mini_index):
+    manifest_path = mini_index / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["embedder"] = "openai:text-embedding-3-small"
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(IndexStoreError, match="ingest --rebuild"):
+        Index(Settings(index_dir=mini_index))
+
+
+def test_failed_ingest_changes_nothing(mini_index, tmp_path):
+    from assistant.api import ingest_paths
+
+    settings = Settings(index_dir=mini_index)
+    before = Index(settings).fingerprint()
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"\x00\x00binary")
+    with pytest.raises(InputError):
+        ingest_paths([FIXTURES / "mini_zh.txt", bad], settings)
+    with pytest.raises(InputError):
+        ingest_paths([tmp_path / "missing.txt"], settings)
+    idx = Index(settings)
+    assert idx.count() == 6 and idx.fingerprint() == before
+
+
+def test_interrupted_ingest_leaves_no_orphan_chunks(mini_index):
+    settings = Settings(index_dir=mini_index)
+    idx = Index(settings)
+    # simulate a crash after chunks were written but before the paper record
+    idx.chunks.upsert(ids=["ghost#1::1"], embeddings=[[0.0] * 383 + [1.0]], documents=["ghost"],
+                      metadatas=[{"paper_id": "ghost#1", "title": "g", "source": "g", "position": 1, "chunk": 1,
+                                  "content_hash": "x"}])
+    papers, _ = load_papers([FIXTURES / "mini_zh.txt"])
+    ingest(papers, settings)
+    idx = Index(settings)
+    assert idx.chunks.get(where={"paper_id": "ghost#1"})["ids"] == []
+    assert idx.count() == 9
+
+
+def test_concurrent_ingest_is_refused_with_a_clear_message(mini_index):
+    import fcntl
+
+    settings = Settings(index_dir=mini_index)
+    with open(mini_index / ".lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        papers, _ = load_papers([FIXTURES / "mini_zh.txt"])
+        with pytest.raises(IndexStoreError, match="another ingest"):
+            ingest(papers, settings)
+
+
+def test_missing_index_is_a_clear_error(tmp_path):
+    with pytest.raises(IndexStoreError, match="assistant ingest"):
+        Index(Settings(index_dir=tmp_path / "none"))

@@ -1,0 +1,116 @@
+"""The LLM path, mocked at the wire with respx: requests, streaming, citations, errors, retries."""
+
+import json
+
+import httpx
+import pytest
+
+from assistant.answer import answer_question
+from assistant.config import Settings
+from assistant.errors import LLMError
+from assistant.index import Index
+from assistant.prompts import NO_ANSWER_PHRASE
+from assistant.retrieve import Retriever
+
+from .conftest import FAKE_KEY, completion_json, sse_response
+
+
+@pytest.fixture
+def retriever(bundled_index_dir, llm_env):
+    settings = Settings.from_env(index_dir=bundled_index_dir)
+    return Retriever(Index(settings), settings)
+
+
+QUESTION = "Which papers study federated learning?"
+
+
+def test_request_carries_numbered_sources_in_the_user_message_only(retriever, mocked_openai_chat):
+    mocked_openai_chat.return_value = sse_response("FL is studied [1].")
+    answer_question(retriever, QUESTION)
+    body = json.loads(mocked_openai_chat.calls.last.request.content)
+    assert body["model"] == "test-model" and body["stream"] is True
+    system, user = body["messages"]
+    assert system["role"] == "system" and user["role"] == "user"
+    assert NO_ANSWER_PHRASE in system["content"]
+    assert "<source n=\"1\"" in user["content"] and "<source n=\"5\"" in user["content"]
+    assert QUESTION in user["content"]
+    # abstracts never reach the system message
+    assert "Federated" not in system["content"]
+    assert mocked_openai_chat.calls.last.request.headers["authorization"] == f"Bearer {FAKE_KEY}"
+
+
+def test_streamed_tokens_arrive_in_order_and_citations_map_to_papers(retriever, mocked_openai_chat):
+    mocked_openai_chat.return_value = sse_response("Two papers ", "study FL [1]", " and DP [2][9].")
+    tokens = []
+    ans = answer_question(retriever, QUESTION, on_token=tokens.append)
+    assert tokens == ["Two papers ", "study FL [1]", " and DP [2][9]."]
+    assert ans.mode == "llm" and ans.complete
+    assert [c.n for c in ans.citations] == [1, 2]
+    assert ans.citations[0].paper_id == ans.sources[0].paper_id
+    assert ans.invalid_citations == [9] and "[9?]" in ans.text
+    assert ans.usage["total_tokens"] == 120
+
+
+def test_stream_without_done_keeps_partial_answer_marked_incomplete(retriever, mocked_openai_chat):
+    mocked_openai_chat.return_value = sse_response("Partial answer [1]", done=False, finish=False, usage=False)
+    ans = answer_question(retriever, QUESTION)
+    assert not ans.complete
+    assert ans.text.startswith("Partial answer [1]") and "incomplete" in ans.text
+    assert [c.n for c in ans.citations] == [1]
+
+
+def test_model_saying_no_answer_cites_nothing(retriever, mocked_openai_chat):
+    mocked_openai_chat.return_value = sse_response(NO_ANSWER_PHRASE)
+    ans = answer_question(retriever, QUESTION)
+    assert not ans.answerable and ans.citations == []
+
+
+def test_401_is_a_clean_error_without_retry_or_key(retriever, mocked_openai_chat):
+    mocked_openai_chat.return_value = httpx.Response(
+        401, json={"error": {"message": f"Incorrect API key provided: {FAKE_KEY}", "type": "invalid_request_error"}})
+    with pytest.raises(LLMError) as info:
+        answer_question(retriever, QUESTION)
+    assert "OPENAI_API_KEY" in str(info.value) and FAKE_KEY not in str(info.value)
+    assert mocked_openai_chat.call_count == 1
+
+
+def test_404_names_the_model_and_the_setting(retriever, mocked_openai_chat):
+    mocked_openai_chat.return_value = httpx.Response(404, json={"error": {"message": "model not found"}})
+    with pytest.raises(LLMError, match="'test-model'.*ASSISTANT_MODEL"):
+        answer_question(retriever, QUESTION)
+    assert mocked_openai_chat.call_count == 1
+
+
+def test_500_then_200_succeeds_after_a_retry(retriever, mocked_openai_chat):
+    mocked_openai_chat.side_effect = [httpx.Response(500, json={"error": {"message": "boom"}}),
+                                      sse_response("Recovered [1].")]
+    ans = answer_question(retriever, QUESTION)
+    assert ans.text == "Recovered [1]." and mocked_openai_chat.call_count == 2
+
+
+def test_429_with_retry_after_is_retried(retriever, mocked_openai_chat):
+    mocked_openai_chat.side_effect = [httpx.Response(429, headers={"retry-after": "0"}, json={"error": {}}),
+                                      sse_response("Fine [1].")]
+    assert answer_question(retriever, QUESTION).text == "Fine [1]."
+    assert mocked_openai_chat.call_count == 2
+
+
+def test_persistent_503_gives_up_with_a_clear_error(retriever, mocked_openai_chat):
+    mocked_openai_chat.return_value = httpx.Response(503, json={"error": {"message": "overloaded"}})
+    with pytest.raises(LLMError, match="HTTP 503"):
+        answer_question(retriever, QUESTION)
+    assert mocked_openai_chat.call_count == 3  # first try + ASSISTANT_LLM_MAX_RETRIES=2
+
+
+def test_connection_refused_says_how_to_fix(retriever, mocked_openai_chat):
+    mocked_openai_chat.side_effect = httpx.ConnectError("Connection refused")
+    with pytest.raises(LLMError, match="cannot connect.*OPENAI_BASE_URL"):
+        answer_question(retriever, QUESTION)
+
+
+def test_malformed_json_response_is_an_llm_error(retriever, mocked_openai_chat, monkeypatch):
+    from assistant.llm import chat
+
+    mocked_openai_chat.return_value = httpx.Response(200, content=b"{not json", headers={"content-type": "application/json"})
+    with pytest.raises(LLMError):
+        chat(retriever.settings, [{"role": "user", "content": "hi"}], stream=False)
