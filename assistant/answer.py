@@ -192,8 +192,8 @@ def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settin
 
 
 def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
-                      max_papers: int = 4, max_sentences: int = 6, quota_top: int = 3,
-                      keep_ratio: float = 0.7) -> Answer:
+                      max_papers: int = 4, max_sentences: int = 6, quota_top: int = 4,
+                      keep_ratio: float = 0.5) -> Answer:
     """Verbatim abstract sentences chosen for the question, each cited.
 
     Sentences are scored by cosine similarity to the question plus the IDF-weighted share of the

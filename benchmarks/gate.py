@@ -1,0 +1,80 @@
+"""Calibrate the relevance gate: which best-chunk cosine separates answerable questions from not.
+
+Labelled data (all measured in this run against an index of the bundled ICLR corpus):
+- positives: the answerable questions of ../shared/eval/dev.jsonl (followups as their
+  condensed form, exactly as chat/eval retrieve them);
+- negatives: its `none` questions plus the 300 BEIR SciFact claims (biomedical claims the ML
+  corpus cannot answer) as out-of-domain questions.
+The threshold is the lowest on the plateau of maximal balanced accuracy (Youden's J, within
+0.005) with a false-refusal rate <= 5% on the positives; the table shows the trade-off so a person can check the choice.
+
+    python benchmarks/gate.py [--index-dir DIR] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--index-dir", type=Path)
+    ap.add_argument("--shared", type=Path, default=SHARED)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    from assistant.chat import Conversation
+    from assistant.config import Settings
+    from assistant.corpus import load_papers
+    from assistant.index import Index, ingest
+    from assistant.retrieve import Retriever
+
+    index_dir = args.index_dir or Path(tempfile.mkdtemp()) / "iclr"
+    settings = Settings(index_dir=index_dir, min_relevance=0.0)  # gate off: we want raw scores
+    if not (index_dir / "manifest.json").exists():
+        ingest(load_papers()[0], settings)
+    retriever = Retriever(Index(settings), settings)
+    conv = Conversation(retriever, settings)
+    pos, neg, neg_ood = [], [], []
+    for line in (args.shared / "eval" / "dev.jsonl").read_text().splitlines():
+        item = json.loads(line)
+        conv.clear()
+        turns = item.get("turns") or [item["question"]]
+        for t in turns[:-1]:
+            conv.ask(t)
+        conf = retriever.search(conv.standalone(turns[-1]), k=5).confidence
+        (neg if item["type"] == "none" else pos).append(conf)
+    for line in (args.shared / "bench" / "scifact" / "queries.jsonl").read_text().splitlines():
+        neg_ood.append(retriever.search(json.loads(line)["text"], k=5).confidence)
+    pos, negs = np.array(pos), np.array(neg + neg_ood)
+    rows = []
+    for t in np.round(np.arange(0.20, 0.60, 0.01), 2):
+        fr = float((pos < t).mean())
+        acc_none = float((np.array(neg) < t).mean()) if neg else None
+        acc_ood = float((np.array(neg_ood) < t).mean())
+        j = (1 - fr) + float((negs < t).mean()) - 1
+        rows.append({"threshold": float(t), "false_refusal": fr, "none_acc": acc_none, "ood_acc": acc_ood, "J": j})
+    ok = [r for r in rows if r["false_refusal"] <= 0.05]
+    # lowest threshold on the max-J plateau: with equal separation, prefer answering over refusing
+    top_j = max(r["J"] for r in ok)
+    best = min((r for r in ok if r["J"] >= top_j - 0.005), key=lambda r: r["threshold"])
+    print(f"{'threshold':>9} {'false refusals':>14} {'dev none acc':>12} {'SciFact OOD acc':>15} {'J':>6}")
+    for r in rows:
+        mark = "  <- chosen" if r is best else ""
+        print(f"{r['threshold']:9.2f} {r['false_refusal']:14.3f} {r['none_acc']:12.3f} {r['ood_acc']:15.3f} {r['J']:6.3f}{mark}")
+    print(f"\npositives {len(pos)}, dev none {len(neg)}, SciFact claims {len(neg_ood)}; "
+          f"chosen threshold {best['threshold']:.2f}")
+    if args.json:
+        args.json.write_text(json.dumps({"chosen": best, "rows": rows}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
