@@ -51,3 +51,58 @@ def get_paper(paper_id: str, settings: Settings, progress: Progress | None = Non
 
 def index_stats(settings: Settings) -> dict:
     return Index(settings).stats()
+
+
+def remove_papers(paper_ids: list[str], settings: Settings) -> list[str]:
+    from .index import remove
+
+    return remove(paper_ids, settings)
+
+
+def doctor(settings: Settings) -> dict:
+    """Checks a user can read at a glance: config (key masked), index, embedder, LLM endpoint."""
+    import time
+
+    report: dict = {"config": settings.public(), "checks": []}
+
+    def check(name: str, fn) -> None:
+        started = time.perf_counter()
+        try:
+            detail = fn()
+            report["checks"].append({"check": name, "ok": True, "detail": detail,
+                                     "ms": round((time.perf_counter() - started) * 1000)})
+        except Exception as exc:  # doctor reports every failure instead of stopping at the first
+            from .llm import _scrub
+
+            report["checks"].append({"check": name, "ok": False, "detail": _scrub(str(exc), settings),
+                                     "ms": round((time.perf_counter() - started) * 1000)})
+
+    def index_check():
+        s = Index(settings).stats()
+        return f"{s['papers']} papers, {s['chunks']} chunks, embedder {s['embedder']} ({s['dim']}d) in {s['index_dir']}"
+
+    def embedder_check():
+        from .embedder import embed_query, get_embedder
+
+        vec = embed_query(get_embedder(settings), "doctor check")
+        return f"{settings.embedder}: {vec.shape[0]} dimensions, model checksum verified"
+
+    def llm_check():
+        if not settings.llm_enabled:
+            return "no LLM configured: answers are extractive (set OPENAI_API_KEY or OPENAI_BASE_URL)"
+        from .llm import make_client, map_error
+
+        client = make_client(settings).with_options(max_retries=0, timeout=min(settings.llm_timeout, 10))
+        try:
+            models = [m.id for m in client.models.list()]
+        except Exception as exc:
+            raise map_error(exc, settings) from exc
+        where = settings.base_url or "https://api.openai.com/v1"
+        note = "" if not models or settings.model in models else f"; model {settings.model!r} is not listed there"
+        return f"{where} reachable, {len(models)} models{note}"
+
+    check("index", index_check)
+    check("embedder", embedder_check)
+    check("llm", llm_check)
+    report["ok"] = all(c["ok"] for c in report["checks"])
+    return report

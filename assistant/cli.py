@@ -268,6 +268,46 @@ def show(
     out.print(escape(p.abstract))
 
 
+@app.command()
+@handle_errors
+def remove(
+    paper_ids: Annotated[list[str], typer.Argument(help="Paper ids to delete from the index.")],
+    index_dir: IndexDir = None,
+    as_json: JsonFlag = False,
+):
+    """Delete papers from the index (chunks, record and BM25 entry)."""
+    from .api import remove_papers
+
+    removed = remove_papers(paper_ids, _settings(index_dir))
+    if as_json:
+        _print_json({"removed": removed})
+    else:
+        out.print(f"Removed {len(removed)} papers.")
+
+
+@app.command()
+@handle_errors
+def doctor(index_dir: IndexDir = None, as_json: JsonFlag = False):
+    """Check the set-up: configuration (key masked), index, embedder, LLM endpoint."""
+    from .api import doctor as doctor_fn
+
+    report = doctor_fn(_settings(index_dir))
+    if as_json:
+        _print_json(report)
+    else:
+        from rich.table import Table
+
+        cfg = Table(title="configuration", show_header=False)
+        for key, value in report["config"].items():
+            cfg.add_row(key, escape(str(value)))
+        out.print(cfg)
+        for c in report["checks"]:
+            mark = "[green]ok[/]  " if c["ok"] else "[red]FAIL[/]"
+            out.print(f"{mark} {c['check']:9s} {escape(str(c['detail']))} [dim]({c['ms']} ms)[/]")
+    if not report["ok"]:
+        raise typer.Exit(1)
+
+
 @app.command("eval")
 @handle_errors
 def eval_cmd(

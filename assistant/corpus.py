@@ -169,7 +169,7 @@ def derive_title(abstract: str) -> str:
     if m and _distinctive(_clean_name(m.group(1))):
         return _cut(_clean_name(m.group(1)))
     first = re.split(r"(?<=[.!?])\s+(?=[A-Z\\(])", text, maxsplit=1)[0]
-    return _cut(_clean_name(first))
+    return _cut(_clean_name(first)) or _cut(first) or "(untitled)"
 
 
 # --- readers --------------------------------------------------------------------------------

@@ -420,6 +420,26 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
             progress(done, len(todo))
 
 
+def remove(paper_ids: list[str], settings: Settings) -> list[str]:
+    """Delete papers (chunks first, then the record) and resync BM25 and the manifest."""
+    with _lock(Path(settings.index_dir)):
+        index = Index(settings)
+        found = index.papers.get(ids=list(paper_ids))["ids"]
+        missing = sorted(set(paper_ids) - set(found))
+        if missing:
+            raise InputError(f"not in the index: {', '.join(missing)}; list ids with: assistant papers")
+        index.chunks.delete(where={"paper_id": {"$in": found}})
+        index.papers.delete(ids=found)
+        manifest = dict(index.manifest)
+        manifest["fingerprint"] = index.fingerprint()
+        manifest["papers"] = index.count()
+        manifest["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+        index.write_manifest(manifest)
+        index._papers_cache = None
+        index.rebuild_bm25()
+        return found
+
+
 def open_index(settings: Settings, build_default: bool = True, progress: Progress | None = None) -> Index:
     """Open the index; when it does not exist yet, build it from the bundled corpus first."""
     try:

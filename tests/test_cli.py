@@ -115,3 +115,30 @@ def test_bad_setting_is_a_config_error(bundled_index_dir, monkeypatch):
     monkeypatch.setenv("ASSISTANT_TOP_K", "many")
     res = run("ask", "anything", "--index-dir", str(bundled_index_dir))
     assert res.exit_code == 2 and "ASSISTANT_TOP_K" in res.stderr
+
+
+def test_remove_deletes_paper_and_bm25_forgets_it(mini_index):
+    res = run("remove", "mini#2", "--index-dir", str(mini_index), "--json")
+    assert json.loads(res.stdout) == {"removed": ["mini#2"]}
+    papers = json.loads(run("papers", "--json", "--index-dir", str(mini_index)).stdout)
+    assert "mini#2" not in {p["paper_id"] for p in papers} and len(papers) == 5
+    hits = json.loads(run("search", "Mixture-of-Thought truth-table modality", "--json", "--index-dir",
+                          str(mini_index)).stdout)["hits"]
+    assert "mini#2" not in {h["paper_id"] for h in hits}
+    res = run("remove", "mini#2", "--index-dir", str(mini_index))
+    assert res.exit_code == 3 and "not in the index" in res.stderr
+
+
+def test_doctor_masks_the_key_and_reports_an_unreachable_llm(mini_index, monkeypatch):
+    from .conftest import FAKE_KEY
+
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens on port 9
+    res = run("doctor", "--json", "--index-dir", str(mini_index))
+    assert res.exit_code == 1
+    assert FAKE_KEY not in res.output
+    report = json.loads(res.stdout)
+    checks = {c["check"]: c for c in report["checks"]}
+    assert checks["index"]["ok"] and "6 papers" in checks["index"]["detail"]
+    assert checks["embedder"]["ok"]
+    assert not checks["llm"]["ok"] and "cannot connect" in checks["llm"]["detail"]
