@@ -163,6 +163,9 @@ def ingest(
 def ask(
     question: Annotated[str, typer.Argument(help="Your question.")],
     k: Annotated[Optional[int], typer.Option("-k", "--top-k", min=1, max=50, help="Papers to retrieve.")] = None,
+    save: Annotated[Optional[Path], typer.Option("--save", help="Also write the answer to a .md transcript, "
+                                                 ".bib of cited papers or .json evidence record.")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show retrieval and token usage.")] = False,
     index_dir: IndexDir = None,
     as_json: JsonFlag = False,
 ):
@@ -175,12 +178,34 @@ def ask(
     streaming = settings.llm_enabled and not as_json
     answer = ask_fn(question, settings, on_token=_streamer() if streaming else None,
                     progress=_first_run_progress(index_dir))
+    if save is not None:
+        _save([answer], save, settings)
     if as_json:
         _print_json(answer.as_dict())
         return
     if streaming and answer.answerable:
         sys.stdout.write("\n")
     render_answer(answer, streamed=streaming and answer.answerable)
+    if verbose:
+        _render_verbose(answer)
+
+
+def _save(answers, path: Path, settings) -> None:
+    from .export import save as save_fn
+    from .index import Index
+
+    fmt = save_fn(path, answers, Index(settings).all_papers(), settings)
+    err.print(f"[dim]Saved {fmt} to[/] [link=file://{path.resolve()}]{escape(str(path))}[/link]")
+
+
+def _render_verbose(answer) -> None:
+    err.print(f"[dim]retrieval query: {escape(answer.retrieval_query or answer.question)}[/]")
+    for h in answer.retrieved or answer.sources:
+        err.print(f"[dim]  {h.rank:>2}. {escape(h.paper_id)} fused={h.score:.3f} dense={h.dense:.3f} bm25={h.bm25:.2f}[/]")
+    if answer.usage:
+        u = answer.usage
+        err.print(f"[dim]tokens: prompt {u.get('prompt_tokens')}, completion {u.get('completion_tokens')}, "
+                  f"total {u.get('total_tokens')} ({escape(str(answer.model))})[/]")
 
 
 @app.command()
@@ -375,6 +400,8 @@ def _render_summary(summary: dict, as_json: bool) -> None:
 
 CHAT_HELP = """Commands:
   /sources   show the sources of the last answer
+  /show N    the full abstract of source N of the last answer
+  /save FILE save the conversation (.md transcript, .bib citations, .json evidence)
   /clear     forget the conversation
   /help      this help
   /exit      leave (Ctrl-D works too)"""
@@ -405,6 +432,26 @@ def chat(index_dir: IndexDir = None):
             elif cmd == "/clear":
                 conv.clear()
                 out.print("[dim]Conversation cleared.[/]")
+            elif cmd == "/save":
+                arg = line.split(maxsplit=1)[1].strip() if len(line.split(maxsplit=1)) > 1 else ""
+                if not arg:
+                    out.print("[yellow]Usage: /save FILE.md|FILE.bib|FILE.json[/]")
+                elif not conv.turns:
+                    out.print("[dim]Nothing to save yet.[/]")
+                else:
+                    try:
+                        _save([t.answer for t in conv.turns], Path(arg).expanduser(), settings)
+                    except AssistantError as exc:
+                        err.print(f"[bold red]Error:[/] {escape(str(exc))}")
+            elif cmd == "/show":
+                arg = line.split(maxsplit=1)[1].strip() if len(line.split(maxsplit=1)) > 1 else ""
+                sources = conv.last.answer.sources if conv.last else []
+                if not arg.isdigit() or not 1 <= int(arg) <= len(sources):
+                    out.print(f"[yellow]Usage: /show N with N between 1 and {len(sources)}[/]" if sources
+                              else "[dim]No answer yet.[/]")
+                else:
+                    p = conv.retriever.index.get_paper(sources[int(arg) - 1].paper_id)
+                    out.print(f"[bold]{escape(p.title)}[/] [green]{escape(p.id)}[/]\n{escape(p.abstract)}")
             elif cmd == "/sources":
                 if conv.last:
                     render_sources(conv.last.answer)

@@ -200,6 +200,7 @@ def parse_text_list(path: Path, text: str) -> list[Paper]:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n", 1)
     body = lines[1] if len(lines) > 1 else ""
+    header = normalise_space(lines[0])[:200]
     papers = []
     position = 0
     for para in _PARA_SPLIT.split(body):
@@ -207,7 +208,8 @@ def parse_text_list(path: Path, text: str) -> list[Paper]:
         if not abstract:
             continue
         position += 1
-        papers.append(_make_paper(f"{path.stem}#{position}", None, abstract, str(path.name), position, {}))
+        papers.append(_make_paper(f"{path.stem}#{position}", None, abstract, str(path.name), position,
+                                  {"collection": header} if header else {}))
     return papers
 
 

@@ -142,3 +142,30 @@ def test_doctor_masks_the_key_and_reports_an_unreachable_llm(mini_index, monkeyp
     assert checks["index"]["ok"] and "6 papers" in checks["index"]["detail"]
     assert checks["embedder"]["ok"]
     assert not checks["llm"]["ok"] and "cannot connect" in checks["llm"]["detail"]
+
+
+def test_ask_save_writes_markdown_bibtex_and_json(bundled_index_dir, tmp_path):
+    q = "Which papers study federated learning?"
+    for name in ("a.md", "a.bib", "a.json"):
+        res = run("ask", q, "--save", str(tmp_path / name), "--index-dir", str(bundled_index_dir))
+        assert res.exit_code == 0, res.output
+    md = (tmp_path / "a.md").read_text()
+    assert md.startswith("# assistant transcript") and f"## {q}" in md and "`001_920fbba894271a85#10`" in md
+    bib = (tmp_path / "a.bib").read_text()
+    entries = bib.count("@misc{")
+    assert entries >= 2 and bib.count("{") == bib.count("}")
+    assert "year = {2026}" in bib and "title derived from the abstract" in bib
+    record = json.loads((tmp_path / "a.json").read_text())
+    turn = record["turns"][0]
+    assert turn["question"] == q and turn["citations"] and len(turn["retrieved"]) >= 10
+    assert "api_key" not in record["settings"]
+    res = run("ask", q, "--save", str(tmp_path / "a.txt"), "--index-dir", str(bundled_index_dir))
+    assert res.exit_code == 3 and ".md, .bib or .json" in res.stderr
+
+
+def test_chat_show_and_save_commands(bundled_index_dir, tmp_path):
+    script = f"Which papers study federated learning?\n/show 1\n/show 99\n/save {tmp_path / 'c.md'}\n"
+    res = run("chat", "--index-dir", str(bundled_index_dir), input=script)
+    assert res.exit_code == 0, res.output
+    assert "Usage: /show N" in res.stdout
+    assert (tmp_path / "c.md").read_text().count("## ") == 1
