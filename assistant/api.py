@@ -106,3 +106,15 @@ def doctor(settings: Settings) -> dict:
     check("llm", llm_check)
     report["ok"] = all(c["ok"] for c in report["checks"])
     return report
+
+
+def which(criterion: str, settings: Settings, progress: Progress | None = None):
+    from .synthesis import which as which_fn
+
+    return which_fn(retriever(settings, progress), criterion, settings)
+
+
+def summarize(area: str, settings: Settings, progress: Progress | None = None):
+    from .synthesis import summarize as summarize_fn
+
+    return summarize_fn(retriever(settings, progress), area, settings)

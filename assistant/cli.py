@@ -295,6 +295,52 @@ def show(
 
 @app.command()
 @handle_errors
+def which(
+    criterion: Annotated[str, typer.Argument(help='e.g. "papers that study federated learning"')],
+    index_dir: IndexDir = None,
+    as_json: JsonFlag = False,
+):
+    """Which / how many papers meet a criterion: checked against every paper, not just the top k."""
+    from .api import which as which_fn
+
+    result = which_fn(criterion, _settings(index_dir), progress=_first_run_progress(index_dir))
+    if as_json:
+        _print_json(result.as_dict())
+        return
+    out.print(f"[bold]{len(result.papers)}[/] paper{'s' if len(result.papers) != 1 else ''} match "
+              f"[italic]{escape(criterion)}[/]" + (" (judged by the LLM)" if result.mode == "llm" else ""))
+    for i, f in enumerate(result.papers, 1):
+        out.print(f"[bold cyan]{i:>2}.[/] [green]{escape(f.paper_id)}[/] — {escape(f.title)}")
+        out.print(f"    [dim]“{escape(f.evidence)}”[/]")
+
+
+@app.command()
+@handle_errors
+def summarize(
+    area: Annotated[str, typer.Argument(help='A research area, e.g. "federated learning"')],
+    index_dir: IndexDir = None,
+    as_json: JsonFlag = False,
+):
+    """Overview of an area: its papers grouped into themes, each with its contribution, cited."""
+    from .api import summarize as summarize_fn
+
+    summary = summarize_fn(area, _settings(index_dir), progress=_first_run_progress(index_dir))
+    if as_json:
+        _print_json(summary.as_dict())
+        return
+    from rich.markdown import Markdown
+
+    if summary.mode == "extractive" and summary.citations:
+        out.print("[dim italic]Extractive overview (no LLM configured): verbatim sentences from the abstracts.[/]")
+    out.print(Markdown(summary.answer))
+    if summary.citations:
+        out.print("\n[bold]Sources[/]")
+        for c in summary.citations:
+            out.print(f"[bold cyan][{c.n}][/] [green]{escape(c.paper_id)}[/] — {escape(c.title)}")
+
+
+@app.command()
+@handle_errors
 def remove(
     paper_ids: Annotated[list[str], typer.Argument(help="Paper ids to delete from the index.")],
     index_dir: IndexDir = None,

@@ -22,6 +22,7 @@ PLACEHOLDERS = {
     "system": {"no_answer", "citation_example"},
     "answer": {"sources", "question"},
     "condense": {"history", "question"},
+    "judge": {"criterion", "sources"},
 }
 _FIELD = re.compile(r"\{(\w+)\}")
 

@@ -1,0 +1,295 @@
+"""Whole-corpus answers (``which``) and area summaries (``summarize``).
+
+``which`` scores every paper in the index, not only the top k: a paper qualifies when its best
+chunk is an outlier for the criterion against the corpus's own score distribution (robust
+z-score above the level at which, under a normal null, less than one paper of the corpus would
+pass by chance: z > Φ⁻¹(1 - 1/N)) and clears the relevance gate. With an LLM configured, those
+candidates (plus a margin of near misses) are judged in batches by the model.
+
+``summarize`` takes the area's papers, clusters their vectors into themes (average-linkage on
+cosine), labels each theme by its distinctive terms, and gives each paper its one-line
+contribution, cited.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from statistics import NormalDist
+
+import numpy as np
+
+from .answer import Citation, split_sentences
+from .config import Settings
+from .retrieve import Retriever
+
+_LEADIN = re.compile(r"^\s*(?:which|what|how many|list|find|show me|are there|is there)?\s*"
+                     r"(?:papers?|works?|studies|articles?)?\s*(?:that|which|about|on|in|do|does)?\s*", re.I)
+_CONTRIB = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+){0,2}?(?:propose|introduce|present|develop|show|"
+                      r"demonstrate|find|study|investigate|analy[sz]e|establish|derive|prove)", re.I)
+
+
+@dataclass
+class Finding:
+    paper_id: str
+    title: str
+    evidence: str
+    score: float
+
+    def as_dict(self) -> dict:
+        return {"paper_id": self.paper_id, "title": self.title, "evidence": self.evidence,
+                "score": round(self.score, 4)}
+
+
+@dataclass
+class WhichResult:
+    criterion: str
+    papers: list[Finding]
+    mode: str
+    threshold: float
+
+    def as_dict(self) -> dict:
+        return {"criterion": self.criterion, "count": len(self.papers), "mode": self.mode,
+                "papers": [p.as_dict() for p in self.papers]}
+
+
+@dataclass
+class Theme:
+    label: str
+    papers: list[Finding]
+
+
+@dataclass
+class Summary:
+    area: str
+    themes: list[Theme]
+    answer: str
+    citations: list[Citation] = field(default_factory=list)
+    mode: str = "extractive"
+
+    def as_dict(self) -> dict:
+        return {"area": self.area, "mode": self.mode,
+                "themes": [{"label": t.label, "papers": [{"paper_id": p.paper_id, "title": p.title,
+                                                          "evidence": p.evidence} for p in t.papers]}
+                           for t in self.themes],
+                "answer": self.answer, "citations": [c.as_dict() for c in self.citations]}
+
+
+def strip_leadin(text: str) -> str:
+    stripped = _LEADIN.sub("", text).strip(" ?.")
+    return stripped or text
+
+
+def _paper_scores(retriever: Retriever, qvec: np.ndarray) -> tuple[list[str], np.ndarray, dict[str, str]]:
+    """Best-chunk cosine of every paper in the index, and that chunk's text."""
+    got = retriever.index.chunks.get(include=["embeddings", "metadatas", "documents"])
+    if not got["ids"]:
+        return [], np.zeros(0), {}
+    sims = np.asarray(got["embeddings"], dtype=np.float32) @ qvec
+    best: dict[str, float] = {}
+    text: dict[str, str] = {}
+    for sim, meta, doc in zip(sims, got["metadatas"], got["documents"]):
+        pid = meta["paper_id"]
+        if sim > best.get(pid, -2.0):
+            best[pid], text[pid] = float(sim), doc
+    valid = set(retriever.index.all_papers())
+    ids = [p for p in best if p in valid]
+    return ids, np.array([best[p] for p in ids]), text
+
+
+def best_sentence(retriever: Retriever, query: str, qvec: np.ndarray, abstract: str, prefer_contribution: bool = False) -> str:
+    from .answer import _terms
+    from .embedder import embed_array
+
+    sentences = split_sentences(abstract)
+    if not sentences:
+        return abstract
+    vecs = embed_array(retriever.index.embedder, sentences)
+    qterms = _terms(query)
+    score = vecs @ qvec + 0.3 * np.array([len(qterms & _terms(s)) / max(len(qterms), 1) for s in sentences])
+    if prefer_contribution:
+        score = score + 0.3 * np.array([bool(_CONTRIB.search(s)) for s in sentences])
+    return sentences[int(np.argmax(score))]
+
+
+def which(retriever: Retriever, criterion: str, settings: Settings | None = None) -> WhichResult:
+    """Every paper in the index that meets the criterion, each with the sentence that qualifies it."""
+    settings = settings or retriever.settings
+    query = strip_leadin(criterion)
+    qvec = retriever.embed_query(query)
+    ids, scores, _ = _paper_scores(retriever, qvec)
+    if not ids:
+        return WhichResult(criterion, [], "extractive", 0.0)
+    med = float(np.median(scores))
+    mad = float(np.median(np.abs(scores - med))) * 1.4826 or 1e-6
+    z = (scores - med) / mad
+    z_cut = NormalDist().inv_cdf(1 - 1 / max(len(ids), 2))
+    gate = retriever.threshold()
+    threshold = max(med + z_cut * mad, gate)
+    papers = retriever.index.all_papers()
+    mode = "llm" if settings.llm_enabled else "extractive"
+    if mode == "llm":
+        # cheap pre-filter with a margin, then the model judges each candidate
+        margin = max(med + (z_cut - 1.0) * mad, gate * 0.9)
+        candidates = [ids[i] for i in np.argsort(-scores) if scores[i] >= margin][:60]
+        keep = set(_llm_judge(settings, criterion, [papers[p] for p in candidates]))
+        chosen = [i for i in np.argsort(-scores) if ids[i] in keep]
+    else:
+        chosen = [i for i in np.argsort(-scores) if scores[i] >= threshold and z[i] >= z_cut]
+    findings = [Finding(ids[i], papers[ids[i]].title, best_sentence(retriever, query, qvec, papers[ids[i]].abstract),
+                        float(scores[i])) for i in chosen]
+    return WhichResult(criterion, findings, mode, threshold)
+
+
+def _llm_judge(settings: Settings, criterion: str, candidates: list, batch: int = 10) -> list[str]:
+    from .answer import _escape
+    from .llm import chat
+    from .prompts import render
+
+    keep: list[str] = []
+    for start in range(0, len(candidates), batch):
+        group = candidates[start:start + batch]
+        block = "\n".join(f'<source n="{i}">\n{_escape(p.abstract)}\n</source>' for i, p in enumerate(group, 1))
+        completion = chat(settings, [{"role": "user", "content": render("judge", criterion=criterion, sources=block)}],
+                          stream=False, temperature=0.0)
+        for n in re.findall(r"\d+", completion.text):
+            if 1 <= int(n) <= len(group):
+                keep.append(group[int(n) - 1].id)
+    return keep
+
+
+# --- summaries ---------------------------------------------------------------------------------
+
+
+def _cluster(vecs: np.ndarray, k: int) -> list[list[int]]:
+    """Average-linkage agglomerative clustering on cosine similarity down to k clusters."""
+    clusters = [[i] for i in range(len(vecs))]
+    sim = vecs @ vecs.T
+    while len(clusters) > k:
+        best, pair = -2.0, (0, 1)
+        for a in range(len(clusters)):
+            for b in range(a + 1, len(clusters)):
+                s = float(sim[np.ix_(clusters[a], clusters[b])].mean())
+                if s > best:
+                    best, pair = s, (a, b)
+        a, b = pair
+        clusters[a] = clusters[a] + clusters[b]
+        del clusters[b]
+    return clusters
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z\-]{2,}")
+
+
+def _label(texts: list[str], exclude: set[str], weights: dict[str, float], n: int = 3) -> str:
+    """The cluster's most distinctive terms (tf x idf), shown in their most common surface form."""
+    import Stemmer
+
+    from .index import _stemmer
+
+    stem = _stemmer(Stemmer)
+    from bm25s.stopwords import STOPWORDS_EN
+
+    stop = set(STOPWORDS_EN) | {"propose", "proposed", "method", "methods", "approach", "model", "models", "results",
+                                "paper", "show", "novel", "based", "using", "existing", "performance", "framework",
+                                "achieves", "state-of-the-art", "experiments", "demonstrate", "task", "tasks", "across"}
+    counts: Counter = Counter()
+    surface: dict[str, Counter] = {}
+    for text in texts:
+        seen = set()
+        for word in _WORD.findall(text):
+            low = word.lower()
+            if low in stop:
+                continue
+            s = stem.stemWord(low)
+            if s in exclude:
+                continue
+            surface.setdefault(s, Counter())[word if word.isupper() else low] += 1
+            if s not in seen:
+                counts[s] += 1
+                seen.add(s)
+    scored = sorted(counts, key=lambda s: -(counts[s] * weights.get(s, 1.0) * (1 + sum(surface[s].values()) / 10)))
+    words = [surface[s].most_common(1)[0][0] for s in scored[:n]]
+    return ", ".join(words) if words else "other"
+
+
+def summarize(retriever: Retriever, area: str, settings: Settings | None = None, max_papers: int = 24) -> Summary:
+    """Group an area's papers into themes, each paper with its one-line contribution, cited."""
+    from .index import stem_tokenize
+
+    settings = settings or retriever.settings
+    found = which(retriever, area, replace(settings, llm="off"))
+    retrieval = retriever.search(strip_leadin(area), k=8)
+    ids = [f.paper_id for f in found.papers]
+    for h in retrieval.hits:
+        if h.paper_id not in ids and h.dense >= retriever.threshold() and h.score >= 0.5 * retrieval.hits[0].score:
+            ids.append(h.paper_id)
+    ids = ids[:max_papers]
+    if not ids:
+        from .prompts import NO_ANSWER_PHRASE
+
+        return Summary(area, [], NO_ANSWER_PHRASE)
+    papers = retriever.index.all_papers()
+    got = retriever.index.papers.get(ids=ids, include=["embeddings"])
+    vec_by_id = {i: np.asarray(e, dtype=np.float32) for i, e in zip(got["ids"], got["embeddings"])}
+    vecs = np.stack([vec_by_id[i] for i in ids])
+    k = max(1, min(len(ids), round(math.sqrt(len(ids) / 1.5))))
+    clusters = _cluster(vecs, k)
+    query = strip_leadin(area)
+    qvec = retriever.embed_query(query)
+    tok = stem_tokenize([query])
+    inv = {v: key for key, v in tok.vocab.items()}
+    exclude = {inv[i] for i in tok.ids[0]}
+    weights = retriever.index.term_weights()
+    numbers = {pid: n for n, pid in enumerate(ids, 1)}
+    themes = []
+    for members in sorted(clusters, key=lambda c: min(ids.index(ids[i]) for i in c)):
+        findings = [Finding(ids[i], papers[ids[i]].title,
+                            best_sentence(retriever, query, qvec, papers[ids[i]].abstract, prefer_contribution=True),
+                            0.0) for i in sorted(members)]
+        label = _label([papers[f.paper_id].abstract for f in findings], exclude, weights) if k > 1 else query
+        themes.append(Theme(label, findings))
+    lines = [f"{len(ids)} papers on {query}, in {len(themes)} theme{'s' if len(themes) != 1 else ''}:"]
+    for t in themes:
+        lines.append(f"\n**{t.label}**")
+        for f in t.papers:
+            lines.append(f"- {f.evidence} [{numbers[f.paper_id]}]")
+    citations = [Citation(n=numbers[f.paper_id], paper_id=f.paper_id, title=f.title, snippet=f.evidence, score=0.0)
+                 for t in themes for f in t.papers]
+    citations.sort(key=lambda c: c.n)
+    summary = Summary(area, themes, "\n".join(lines), citations)
+    if settings.llm_enabled:
+        summary = _llm_synthesis(settings, summary)
+    return summary
+
+
+def _llm_synthesis(settings: Settings, summary: Summary) -> Summary:
+    """Ask the model for a written synthesis over the themed evidence; citations are validated."""
+    from .answer import _escape, parse_citations
+    from .llm import chat
+    from .prompts import render, system_prompt
+
+    blocks = []
+    for t in summary.themes:
+        for f in t.papers:
+            c = next(c for c in summary.citations if c.paper_id == f.paper_id)
+            blocks.append(f'<source n="{c.n}" theme="{_escape(t.label)}">\nTitle: {_escape(f.title)}\n'
+                          f"{_escape(f.evidence)}\n</source>")
+    question = (f"Write a short synthesis of the research on {summary.area}, organised by the themes given, "
+                "citing every claim.")
+    completion = chat(settings, [{"role": "system", "content": system_prompt()},
+                                 {"role": "user", "content": render("answer", sources="\n".join(blocks),
+                                                                    question=question)}], stream=False)
+    text, cited, _ = parse_citations(completion.text.strip(), max(c.n for c in summary.citations))
+    valid = {c.n for c in summary.citations}
+    summary.answer = text
+    summary.citations = [c for c in summary.citations if c.n in cited and c.n in valid]
+    summary.mode = "llm"
+    return summary
+
+
+def to_json(obj) -> str:
+    return json.dumps(obj.as_dict(), ensure_ascii=False, indent=2)

@@ -1,0 +1,56 @@
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from assistant.cli import app
+from assistant.synthesis import _cluster, strip_leadin
+
+FL = {"000_c647aebf503422f2#1", "001_920fbba894271a85#10", "002_20c6bded0bdf1017#1", "004_b9c85a56bb10ecbe#5"}
+runner = CliRunner()
+
+
+def test_which_lists_every_federated_learning_paper_and_few_others(bundled_index_dir):
+    res = runner.invoke(app, ["which", "papers that study federated learning", "--json",
+                              "--index-dir", str(bundled_index_dir)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    ids = {p["paper_id"] for p in data["papers"]}
+    assert data["count"] == len(data["papers"])
+    assert FL <= ids and len(ids - FL) <= 3
+    for p in data["papers"]:
+        assert p["evidence"] and p["title"]
+
+
+def test_which_finds_nothing_for_an_absent_topic(bundled_index_dir):
+    res = runner.invoke(app, ["which", "papers about medieval church architecture", "--json",
+                              "--index-dir", str(bundled_index_dir)])
+    assert json.loads(res.stdout)["count"] == 0
+
+
+def test_summarize_cites_federated_learning_papers_across_themes(bundled_index_dir):
+    res = runner.invoke(app, ["summarize", "federated learning", "--json", "--index-dir", str(bundled_index_dir)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert {"area", "themes", "answer", "citations"} <= set(data)
+    themed = {p["paper_id"] for t in data["themes"] for p in t["papers"]}
+    cited = {c["paper_id"] for c in data["citations"]}
+    assert len(FL & themed) >= 3 and len(FL & cited) >= 3
+    for t in data["themes"]:
+        assert t["label"] and t["papers"]
+    for c in data["citations"]:
+        assert f"[{c['n']}]" in data["answer"]
+
+
+def test_clustering_separates_two_obvious_groups():
+    import numpy as np
+
+    a = np.array([[1, 0.1, 0], [1, 0, 0.1], [0, 1, 0.1], [0.1, 1, 0]], dtype=np.float32)
+    a /= np.linalg.norm(a, axis=1, keepdims=True)
+    groups = sorted(sorted(c) for c in _cluster(a, 2))
+    assert groups == [[0, 1], [2, 3]]
+
+
+def test_strip_leadin():
+    assert strip_leadin("papers that study federated learning") == "study federated learning"
+    assert strip_leadin("Which papers use diffusion models?") == "use diffusion models"
