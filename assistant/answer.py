@@ -52,6 +52,8 @@ class Answer:
     prompt: list[dict] | None = None
     retrieved: list[Hit] = field(default_factory=list)  # the full ranking (>= 10), sources are its head
 
+    support: list[dict] = field(default_factory=list)  # per cited sentence: is it backed by its source?
+
     def as_dict(self) -> dict:
         out = {"question": self.question, "answer": self.text, "mode": self.mode, "answerable": self.answerable,
                "citations": [c.as_dict() for c in self.citations],
@@ -62,6 +64,8 @@ class Answer:
             out["model"] = self.model
         if self.usage:
             out["usage"] = self.usage
+        if self.support:
+            out["support"] = self.support
         if self.retrieval_query and self.retrieval_query != self.question:
             out["retrieval_query"] = self.retrieval_query
         return out
@@ -185,10 +189,49 @@ def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settin
     answerable = NO_ANSWER_PHRASE.lower().rstrip(".") not in text.lower() or bool(cited)
     if not completion.complete:
         text = f"{text}\n\n{INCOMPLETE_MARK}"
-    return Answer(question=question, text=text, mode="llm", answerable=answerable,
-                  citations=_citations(hits, cited) if answerable else [], sources=hits,
-                  invalid_citations=invalid, complete=completion.complete, model=completion.model,
-                  usage=completion.usage, retrieval_query=retrieval.query, prompt=messages)
+    answer = Answer(question=question, text=text, mode="llm", answerable=answerable,
+                    citations=_citations(hits, cited) if answerable else [], sources=hits,
+                    invalid_citations=invalid, complete=completion.complete, model=completion.model,
+                    usage=completion.usage, retrieval_query=retrieval.query, prompt=messages)
+    if answer.answerable:
+        answer.support = support_marks(retriever, answer.text, hits, abstracts)
+    return answer
+
+
+#: A cited sentence counts as supported when its best-matching sentence in a cited abstract has
+#: cosine >= SUPPORT_COSINE, or covers >= SUPPORT_OVERLAP of its content terms.
+SUPPORT_COSINE = 0.6
+SUPPORT_OVERLAP = 0.5
+
+
+def support_marks(retriever: Retriever, text: str, hits: list[Hit], abstracts: dict[str, str]) -> list[dict]:
+    """For each answer sentence that cites sources: does any cited abstract back it?"""
+    from .embedder import embed_array
+
+    claims = []
+    for sentence in split_sentences(text.replace("\n", " ")):
+        nums = [int(n) for group in CITATION_RE.findall(sentence) for n in re.split(r"\s*[,;]\s*", group)
+                if 1 <= int(n) <= len(hits)]
+        claim = CITATION_RE.sub("", sentence).replace("?]", "").strip(" -*")
+        if nums and claim:
+            claims.append((sentence, claim, sorted(set(nums))))
+    if not claims:
+        return []
+    source_sents = {n: split_sentences(abstracts.get(hits[n - 1].paper_id, hits[n - 1].snippet))
+                    for _, _, nums in claims for n in nums}
+    flat = [(n, s) for n, ss in source_sents.items() for s in ss]
+    vecs = embed_array(retriever.index.embedder, [c for _, c, _ in claims] + [s for _, s in flat])
+    cvecs, svecs = vecs[:len(claims)], vecs[len(claims):]
+    out = []
+    for i, (sentence, claim, nums) in enumerate(claims):
+        rows = [j for j, (n, _) in enumerate(flat) if n in nums]
+        cos = float((svecs[rows] @ cvecs[i]).max()) if rows else 0.0
+        terms = _terms(claim)
+        overlap = max((len(terms & _terms(flat[j][1])) / max(len(terms), 1) for j in rows), default=0.0)
+        supported = cos >= SUPPORT_COSINE or overlap >= SUPPORT_OVERLAP
+        out.append({"sentence": sentence, "citations": nums, "supported": supported,
+                    "cosine": round(cos, 3), "overlap": round(overlap, 3)})
+    return out
 
 
 def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,

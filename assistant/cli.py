@@ -116,15 +116,52 @@ def render_answer(answer, streamed: bool = False, console: Console = out) -> Non
                       "do not match any source and were removed.[/]")
     if not answer.complete:
         console.print("[yellow]The answer is incomplete: the LLM stream stopped early.[/]")
+    weak = [s for s in answer.support if not s["supported"]]
+    if weak:
+        console.print("\n[yellow]Check these claims: their cited abstracts do not clearly support them[/]")
+        for s in weak:
+            console.print(f"[yellow]  ⚠ {escape(s['sentence'])}[/]")
     render_sources(answer, console)
 
 
-def _streamer():
-    def on_token(token: str) -> None:
-        sys.stdout.write(token)
-        sys.stdout.flush()
+class _Stream:
+    """Render streamed tokens: live Markdown in a terminal, raw text when piped."""
 
-    return on_token
+    def __init__(self):
+        self.parts: list[str] = []
+        self.live = None
+        self.used = False
+
+    def __call__(self, token: str) -> None:
+        self.used = True
+        self.parts.append(token)
+        if out.is_terminal:
+            from rich.live import Live
+            from rich.markdown import Markdown
+
+            if self.live is None:
+                self.live = Live(console=out, refresh_per_second=12, vertical_overflow="visible")
+                self.live.start()
+            self.live.update(Markdown("".join(self.parts)))
+        else:
+            sys.stdout.write(token)
+            sys.stdout.flush()
+
+    def close(self, final_text: str | None = None) -> None:
+        if self.live is not None:
+            from rich.markdown import Markdown
+
+            if final_text is not None:  # the parsed text: unknown citations now marked [n?]
+                self.live.update(Markdown(final_text))
+            self.live.stop()
+            self.live = None
+        elif self.used:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+
+
+def _streamer():
+    return _Stream()
 
 
 @app.command()
@@ -176,16 +213,21 @@ def ask(
         raise typer.BadParameter("the question is empty")
     settings = _settings(index_dir, top_k=k)
     streaming = settings.llm_enabled and not as_json
-    answer = ask_fn(question, settings, on_token=_streamer() if streaming else None,
-                    progress=_first_run_progress(index_dir))
+    stream = _streamer() if streaming else None
+    try:
+        answer = ask_fn(question, settings, on_token=stream, progress=_first_run_progress(index_dir))
+    except BaseException:
+        if stream:
+            stream.close()
+        raise
+    if stream:
+        stream.close(answer.text)
     if save is not None:
         _save([answer], save, settings)
     if as_json:
         _print_json(answer.as_dict())
         return
-    if streaming and answer.answerable:
-        sys.stdout.write("\n")
-    render_answer(answer, streamed=streaming and answer.answerable)
+    render_answer(answer, streamed=bool(stream and stream.used))
     if verbose:
         _render_verbose(answer)
 
@@ -508,18 +550,20 @@ def chat(index_dir: IndexDir = None):
             continue
         if not interactive:
             out.print(f"[bold]> {escape(line)}[/]")
-        streaming = settings.llm_enabled
+        stream = _streamer() if settings.llm_enabled else None
         try:
-            answer = conv.ask(line, on_token=_streamer() if streaming else None)
+            answer = conv.ask(line, on_token=stream)
         except AssistantError as exc:
+            if stream:
+                stream.close()
             # one failed turn (say, the LLM is down) must not end the session
             err.print(f"[bold red]Error:[/] {escape(str(exc))}")
             if not interactive:
                 raise
             continue
-        if streaming and answer.answerable:
-            sys.stdout.write("\n")
-        render_answer(answer, streamed=streaming and answer.answerable)
+        if stream:
+            stream.close(answer.text)
+        render_answer(answer, streamed=bool(stream and stream.used))
         out.print()
 
 
