@@ -497,16 +497,40 @@ CHAT_HELP = """Commands:
 
 @app.command()
 @handle_errors
-def chat(index_dir: IndexDir = None):
-    """Talk through a topic: follow-up questions use the earlier turns."""
-    from .api import conversation
+def chat(
+    index_dir: IndexDir = None,
+    resume: Annotated[bool, typer.Option("--continue", "-c", help="Resume the most recent conversation.")] = False,
+    chat_id: Annotated[Optional[str], typer.Option("--id", help="Resume the conversation with this id.")] = None,
+    list_chats: Annotated[bool, typer.Option("--list", help="List saved conversations and exit.")] = False,
+):
+    """Talk through a topic: follow-up questions use the earlier turns; conversations are saved."""
+    from .history import ChatStore
 
     settings = _settings(index_dir)
+    store = ChatStore(settings.index_dir)
+    if list_chats:
+        rows = store.list()
+        for r in rows:
+            out.print(f"[green]{r['id']}[/]  {r['updated']}  {r['turns']:>3} turns  {escape(r['title'] or '(empty)')}")
+        if not rows:
+            out.print("[dim]No saved conversations.[/]")
+        return
+    from .api import conversation
+    from .chat import Turn
+
+    cid = chat_id or (store.latest() if resume else None)
+    previous = store.load(cid) if cid else []
+    if resume and cid is None:
+        err.print("[dim]No saved conversation to continue; starting a new one.[/]")
     conv = conversation(settings, progress=_first_run_progress(index_dir))
+    conv.turns = [Turn(a.question, a) for a in previous]
+    cid = cid or store.new()
     interactive = sys.stdin.isatty()
     if interactive:
         mode = f"LLM: {settings.model}" if settings.llm_enabled else "extractive (no LLM configured)"
-        out.print(f"[bold]assistant chat[/] — {conv.retriever.index.count()} papers, {mode}. /help for commands.")
+        out.print(f"[bold]assistant chat[/] {cid} — {conv.retriever.index.count()} papers, {mode}. /help for commands.")
+        for t in conv.turns[-2:]:
+            out.print(f"[dim]> {escape(t.question)}[/]")
     for line in _read_lines(interactive):
         line = line.strip()
         if not line:
@@ -519,6 +543,7 @@ def chat(index_dir: IndexDir = None):
                 out.print(CHAT_HELP)
             elif cmd == "/clear":
                 conv.clear()
+                store.clear(cid)
                 out.print("[dim]Conversation cleared.[/]")
             elif cmd == "/save":
                 arg = line.split(maxsplit=1)[1].strip() if len(line.split(maxsplit=1)) > 1 else ""
@@ -563,6 +588,7 @@ def chat(index_dir: IndexDir = None):
             continue
         if stream:
             stream.close(answer.text)
+        store.add_turn(cid, answer)
         render_answer(answer, streamed=bool(stream and stream.used))
         out.print()
 

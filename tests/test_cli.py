@@ -169,3 +169,16 @@ def test_chat_show_and_save_commands(bundled_index_dir, tmp_path):
     assert res.exit_code == 0, res.output
     assert "Usage: /show N" in res.stdout
     assert (tmp_path / "c.md").read_text().count("## ") == 1
+
+
+def test_chat_is_saved_and_can_be_continued(mini_index):
+    res = run("chat", "--index-dir", str(mini_index), input="What does Mixture-of-Thought reason with?\n")
+    assert res.exit_code == 0
+    listing = run("chat", "--list", "--index-dir", str(mini_index)).stdout
+    assert "1 turns" in listing and "Mixture-of-Thought" in listing
+    # the follow-up in a new process resolves "it" through the saved first turn
+    res = run("chat", "--continue", "--index-dir", str(mini_index), input="How is it trained?\n/exit\n")
+    assert res.exit_code == 0 and "mini#2" in res.stdout
+    assert "2 turns" in run("chat", "--list", "--index-dir", str(mini_index)).stdout
+    res = run("chat", "--id", "nope", "--index-dir", str(mini_index), input="")
+    assert res.exit_code == 3 and "chat --list" in res.stderr
