@@ -609,7 +609,7 @@ def _read_lines(interactive: bool):
         prompt = input
     while True:
         try:
-            yield prompt("> ")
+            yield prompt("assistant> ")
         except (EOFError, KeyboardInterrupt):
             out.print()
             return
