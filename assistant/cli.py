@@ -30,6 +30,18 @@ app = typer.Typer(
 out = Console(highlight=False, soft_wrap=False)
 err = Console(stderr=True, highlight=False)
 
+_GLOBAL: dict = {}
+
+
+@app.callback()
+def _global_options(
+    chroma_url: Annotated[Optional[str], typer.Option("--chroma-url", help="Use a Chroma server, e.g. "
+                                                      "http://127.0.0.1:8000 [env: ASSISTANT_CHROMA_URL]",
+                                                      show_default=False)] = None,
+):
+    _GLOBAL["chroma_url"] = chroma_url
+
+
 IndexDir = Annotated[Optional[Path], typer.Option("--index-dir", help="Index directory [env: ASSISTANT_INDEX_DIR]",
                                                   show_default=False)]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
@@ -38,7 +50,7 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts."
 def _settings(index_dir: Path | None = None, **overrides):
     from .config import Settings
 
-    return Settings.from_env(index_dir=index_dir, **overrides)
+    return Settings.from_env(index_dir=index_dir, chroma_url=_GLOBAL.get("chroma_url"), **overrides)
 
 
 def handle_errors(fn):

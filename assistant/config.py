@@ -84,6 +84,8 @@ class Settings:
     llm_timeout: float = 60.0
     #: ASSISTANT_LLM_MAX_RETRIES: retries for 429, 5xx, timeouts and dropped connections.
     llm_max_retries: int = 3
+    #: ASSISTANT_CHROMA_URL: use a Chroma server (``http://host:port``) instead of the embedded store.
+    chroma_url: str | None = None
     #: ASSISTANT_DEBUG: show tracebacks.
     debug: bool = False
 
@@ -108,6 +110,7 @@ class Settings:
             llm=llm,
             llm_timeout=_float("ASSISTANT_LLM_TIMEOUT", 60.0),
             llm_max_retries=_int("ASSISTANT_LLM_MAX_RETRIES", 3, 0),
+            chroma_url=_env("ASSISTANT_CHROMA_URL"),
             debug=_bool("ASSISTANT_DEBUG"),
         )
         if settings.chunk_overlap >= settings.chunk_size:

@@ -36,6 +36,15 @@ from .errors import IndexStoreError, InputError  # noqa: E402
 MANIFEST_VERSION = 1
 CHUNKS = "chunks"
 PAPERS = "papers"
+META = "assistant_meta"
+
+
+def local_dir(settings: Settings) -> Path:
+    """Local directory: the whole index, or (server mode) the BM25 cache and lock for that server."""
+    base = Path(settings.index_dir)
+    if settings.chroma_url:
+        return base / ("server-" + hashlib.sha256(settings.chroma_url.encode()).hexdigest()[:10])
+    return base
 
 Progress = Callable[[int, int], None]
 
@@ -115,19 +124,27 @@ class Index:
         from .embedder import embedder_id
 
         self.settings = settings
-        self.dir = Path(settings.index_dir)
+        self.remote = settings.chroma_url
+        self.dir = local_dir(settings)
         self.embedder_id = embedder_id(settings.embedder)
         self._embedder = None
         self._bm25 = None
         self._bm25_ids: list[str] | None = None
         self._papers_cache: dict[str, Paper] | None = None
+        self._idf = None
+        if self.remote:
+            # the server holds everything shared (collections + manifest); self.dir only caches BM25
+            self.client = self._client()
+            self.meta = self.client.get_or_create_collection(META, embedding_function=None)
         manifest = self.read_manifest()
+        where = self.remote or self.dir
         if manifest is None and not create:
-            raise IndexStoreError(f"no index at {self.dir}; build one with: assistant ingest [PATHS]")
+            raise IndexStoreError(f"no index at {where}; build one with: assistant ingest [PATHS]")
         if manifest is not None:
             self.check_manifest(manifest)
         self.manifest = manifest
-        self.client = self._client()
+        if not self.remote:
+            self.client = self._client()
         self.chunks = self.client.get_or_create_collection(CHUNKS, metadata={"hnsw:space": "cosine"},
                                                            embedding_function=None)
         self.papers = self.client.get_or_create_collection(PAPERS, metadata={"hnsw:space": "cosine"},
@@ -139,6 +156,21 @@ class Index:
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
+        if self.remote:
+            from urllib.parse import urlparse
+
+            url = urlparse(self.remote if "://" in self.remote else f"http://{self.remote}")
+            try:
+                client = chromadb.HttpClient(host=url.hostname or "localhost",
+                                             port=url.port or (443 if url.scheme == "https" else 8000),
+                                             ssl=url.scheme == "https",
+                                             settings=ChromaSettings(anonymized_telemetry=False))
+                client.heartbeat()
+                return client
+            except Exception as exc:
+                raise IndexStoreError(f"cannot reach the Chroma server at {self.remote} ({type(exc).__name__}); "
+                                      "start it (chroma run --host 127.0.0.1 --port 8000) or unset "
+                                      "ASSISTANT_CHROMA_URL") from None
         try:
             return chromadb.PersistentClient(path=str(self.dir / "chroma"),
                                              settings=ChromaSettings(anonymized_telemetry=False))
@@ -151,6 +183,9 @@ class Index:
         return self.dir / "manifest.json"
 
     def read_manifest(self) -> dict | None:
+        if self.remote:
+            raw = (self.meta.metadata or {}).get("manifest")
+            return json.loads(raw) if raw else None
         try:
             return json.loads(self.manifest_path.read_text())
         except FileNotFoundError:
@@ -172,6 +207,10 @@ class Index:
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
 
     def write_manifest(self, manifest: dict) -> None:
+        if self.remote:
+            self.meta.modify(metadata={"manifest": json.dumps(manifest)})
+            self.manifest = manifest
+            return
         tmp = self.manifest_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(manifest, indent=2))
         os.replace(tmp, self.manifest_path)
@@ -267,7 +306,7 @@ class Index:
 
     def stats(self) -> dict:
         m = self.manifest or {}
-        return {"index_dir": str(self.dir), "papers": self.count(), "chunks": self.chunks.count(),
+        return {"index_dir": str(self.dir), "chroma_url": self.remote, "papers": self.count(), "chunks": self.chunks.count(),
                 "embedder": m.get("embedder"), "dim": m.get("dim"), "chunking": m.get("chunking"),
                 "updated": m.get("updated")}
 
@@ -322,8 +361,15 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
     index is emptied first (the only way to switch embedder or chunking).
     """
     started = time.perf_counter()
-    index_dir = Path(settings.index_dir)
+    index_dir = local_dir(settings)
     with _lock(index_dir):
+        if rebuild and settings.chroma_url:
+            client = Index(settings, create=True).client
+            for name in (CHUNKS, PAPERS, META):
+                try:
+                    client.delete_collection(name)
+                except Exception:  # already gone
+                    pass
         if rebuild:
             for sub in ("chroma", "bm25", "manifest.json"):
                 target = index_dir / sub
@@ -422,7 +468,7 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
 
 def remove(paper_ids: list[str], settings: Settings) -> list[str]:
     """Delete papers (chunks first, then the record) and resync BM25 and the manifest."""
-    with _lock(Path(settings.index_dir)):
+    with _lock(local_dir(settings)):
         index = Index(settings)
         found = index.papers.get(ids=list(paper_ids))["ids"]
         missing = sorted(set(paper_ids) - set(found))

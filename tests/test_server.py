@@ -1,0 +1,94 @@
+"""Server mode against a real `chroma run` on 127.0.0.1 (started here, or by .ci/run via ASSISTANT_TEST_CHROMA_URL)."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from assistant.config import Settings
+from assistant.corpus import load_papers
+from assistant.errors import IndexStoreError
+from assistant.index import Index, ingest
+from assistant.retrieve import Retriever
+
+from .conftest import FIXTURES
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def chroma_url(tmp_path_factory):
+    given = os.environ.get("ASSISTANT_TEST_CHROMA_URL")
+    if given:
+        yield given
+        return
+    exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
+    if not Path(exe).exists():
+        pytest.skip("the chroma CLI (from the chromadb package) is not installed")
+    port = _free_port()
+    data = tmp_path_factory.mktemp("chroma-server")
+    proc = subprocess.Popen([exe, "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(data)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(150):
+            try:
+                if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("chroma server did not start")
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+
+
+def test_two_clients_of_one_server_share_index_manifest_and_bm25(chroma_url, tmp_path):
+    a = Settings(index_dir=tmp_path / "machine-a", chroma_url=chroma_url)
+    b = Settings(index_dir=tmp_path / "machine-b", chroma_url=chroma_url)
+    papers, _ = load_papers([FIXTURES / "mini_zh.txt"])
+    report = ingest(papers, a, rebuild=True)
+    assert len(report.added) == 3
+    # "machine b" has no local files at all, yet sees the same index, manifest and (rebuilt) BM25
+    idx_b = Index(b)
+    assert idx_b.count() == 3 and idx_b.manifest["embedder"] == "all-MiniLM-L6-v2-onnx-int8"
+    assert not (tmp_path / "machine-a" / "manifest.json").exists()
+    hits = Retriever(idx_b).search("federated learning differential privacy", k=3).hits
+    assert hits[0].paper_id == "mini_zh#1" and hits[0].bm25 > 0
+    # re-ingest from b adds nothing; a change from b is visible to a
+    assert ingest(papers, b).added == []
+    papers2, _ = load_papers([FIXTURES / "mini.txt"])
+    ingest(papers2[:2], b)
+    assert Index(a).count() == 5
+
+
+def test_cli_against_the_server(chroma_url, tmp_path):
+    from typer.testing import CliRunner
+
+    from assistant.cli import app
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["--chroma-url", chroma_url, "ingest", str(FIXTURES / "mini.txt"), "--rebuild",
+                              "--index-dir", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["--chroma-url", chroma_url, "search", "Mixture-of-Thought", "--json",
+                              "--index-dir", str(tmp_path)])
+    assert res.exit_code == 0 and '"mini#2"' in res.stdout
+
+
+def test_unreachable_server_is_a_clear_error(tmp_path):
+    with pytest.raises(IndexStoreError, match="cannot reach the Chroma server"):
+        Index(Settings(index_dir=tmp_path, chroma_url=f"http://127.0.0.1:{_free_port()}"))
