@@ -47,6 +47,8 @@ def local_dir(settings: Settings) -> Path:
     return base
 
 Progress = Callable[[int, int], None]
+#: Papers embedded and committed together: an interrupted ingest loses at most one group of work.
+GROUP_SIZE = 48
 
 
 @dataclass(frozen=True)
@@ -431,7 +433,7 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
     if progress:
         progress(0, len(todo))
     # Work in groups of papers so an interruption loses at most one group's embeddings.
-    for group in _batches(todo, 256):
+    for group in _batches(todo, GROUP_SIZE):
         stale = [p.id for p in group]
         if stale:
             index.chunks.delete(where={"paper_id": {"$in": stale}})

@@ -22,7 +22,8 @@ FAKE_KEY = "sk-test-SECRET-0123456789abcdef"
 def clean_env(monkeypatch):
     """Tests start with no LLM and no assistant settings from the developer's shell."""
     for name in list(os.environ):
-        if name.startswith("ASSISTANT_") or name in {"OPENAI_API_KEY", "OPENAI_BASE_URL"}:
+        if (name.startswith("ASSISTANT_") and not name.startswith("ASSISTANT_TEST_")) or name in {
+                "OPENAI_API_KEY", "OPENAI_BASE_URL"}:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ASSISTANT_LLM_MAX_RETRIES", "2")
 
