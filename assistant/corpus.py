@@ -15,7 +15,7 @@ import io
 import json
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -28,6 +28,9 @@ CSV_SUFFIXES = {".csv", ".tsv"}
 KNOWN_SUFFIXES = TEXT_SUFFIXES | JSONL_SUFFIXES | CSV_SUFFIXES | {".json"}
 ABSTRACT_FIELDS = ("abstract", "text", "summary")
 MAX_TITLE = 90
+#: Longer "abstracts" (a whole paper pasted into one paragraph) are cut here and reported:
+#: embedding a 5 MB paragraph would take an hour and drown every other paper in chunks.
+MAX_ABSTRACT_CHARS = 20_000
 
 _URL_RE = re.compile(r"https?://[^\s<>\"'()\[\]{}]+[^\s<>\"'()\[\]{}.,;:!?]")
 _PARA_SPLIT = re.compile(r"\n[ \t\r\f\v]*\n")
@@ -361,6 +364,11 @@ def load_papers(paths: Iterable[Path] | None = None, strict: bool = False) -> tu
                     raise InputError(msg)
                 report.skipped.append(msg)
                 continue
+            if len(paper.abstract) > MAX_ABSTRACT_CHARS:
+                report.skipped.append(f"{path}: {paper.id} is {len(paper.abstract):,} characters; "
+                                      f"kept the first {MAX_ABSTRACT_CHARS:,}")
+                cut = paper.abstract[:MAX_ABSTRACT_CHARS].rsplit(" ", 1)[0]
+                paper = replace(paper, abstract=cut)
             seen_text[key] = paper.id
             seen_id[paper.id] = str(path)
             papers.append(paper)

@@ -130,3 +130,53 @@ def test_directory_of_files_and_header_only_file(tmp_path):
     papers, _ = load_papers([FIXTURES])
     assert {p.source for p in papers} == {"mini.txt", "mini_zh.txt"}
     assert parse_file(tmp_path / "a.txt") == []
+
+
+def test_duplicate_ids_with_different_text_keep_the_first(tmp_path):
+    f = tmp_path / "d.jsonl"
+    f.write_text('{"id": "x", "abstract": "first text"}\n{"id": "x", "abstract": "second text"}\n')
+    papers, report = load_papers([f])
+    assert [p.abstract for p in papers] == ["first text"]
+    assert any("duplicate id x" in s for s in report.skipped)
+    with pytest.raises(InputError, match="duplicate id x"):
+        load_papers([f], strict=True)
+
+
+def test_huge_paragraph_is_cut_and_reported(tmp_path):
+    from assistant.corpus import MAX_ABSTRACT_CHARS
+
+    f = tmp_path / "big.txt"
+    f.write_text("Header\n\n" + "word " * 1_000_000 + "\n\nA normal abstract.\n")  # a 5 MB paragraph
+    papers, report = load_papers([f])
+    assert len(papers) == 2 and len(papers[0].abstract) <= MAX_ABSTRACT_CHARS
+    assert any("kept the first" in s for s in report.skipped)
+
+
+def test_100k_tiny_paragraphs_parse(tmp_path):
+    f = tmp_path / "many.txt"
+    f.write_text("Header\n\n" + "\n\n".join(f"tiny abstract number {i}." for i in range(100_000)))
+    papers, _ = load_papers([f])
+    assert len(papers) == 100_000 and papers[-1].id == "many#100000"
+
+
+def test_unreadable_file_is_a_clear_error(tmp_path, monkeypatch):
+    f = tmp_path / "secret.txt"
+    f.write_text("Header\n\nText.\n")
+
+    def deny(self):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_bytes", deny)  # root ignores chmod, so deny at the syscall boundary
+    with pytest.raises(InputError, match="permission denied"):
+        load_papers([f])
+
+
+def test_header_only_file_ingests_nothing_with_a_clear_message(tmp_path):
+    from assistant.api import ingest_paths
+    from assistant.config import Settings
+
+    f = tmp_path / "empty.txt"
+    f.write_text("ICLR 2026 Papers\n")
+    with pytest.raises(InputError, match="no abstracts found"):
+        ingest_paths([f], Settings(index_dir=tmp_path / "idx"))
+    assert not (tmp_path / "idx" / "manifest.json").exists()
