@@ -126,3 +126,38 @@ def test_support_marks_flag_a_claim_its_source_does_not_back(retriever, mocked_o
     assert marks["Eiffel"]["supported"] is False
     assert all(m["citations"] == [1] for m in ans.support)
     assert ans.as_dict()["support"] == ans.support
+
+
+def test_429_without_retry_after_backs_off_and_retries(retriever, mocked_openai_chat):
+    mocked_openai_chat.side_effect = [httpx.Response(429, json={"error": {"message": "slow down"}}),
+                                      sse_response("Later [1].")]
+    assert answer_question(retriever, QUESTION).text == "Later [1]."
+    assert mocked_openai_chat.call_count == 2
+
+
+def test_timeouts_are_retried_then_reported(retriever, mocked_openai_chat):
+    mocked_openai_chat.side_effect = httpx.ReadTimeout("timed out")
+    with pytest.raises(LLMError, match="timed out.*ASSISTANT_LLM_TIMEOUT"):
+        answer_question(retriever, QUESTION)
+    assert mocked_openai_chat.call_count == 3
+
+
+def test_non_streaming_condense_request_for_followups(bundled_index_dir, mocked_openai_chat):
+    """With an LLM, a follow-up is rewritten by the condense prompt before retrieval."""
+    from assistant.chat import Conversation
+
+    settings = Settings.from_env(index_dir=bundled_index_dir)
+    conv = Conversation(Retriever(Index(settings), settings), settings)
+    mocked_openai_chat.side_effect = [
+        sse_response("SWD restores plasticity [1]."),
+        httpx.Response(200, json=completion_json("What lightweight remedy does Sample Weight Decay propose?")),
+        sse_response("It decays sample weights [1]."),
+    ]
+    conv.ask("Is there a theoretical analysis of plasticity loss in deep reinforcement learning?")
+    ans = conv.ask("What remedy does it propose?")
+    condense = json.loads(mocked_openai_chat.calls[1].request.content)
+    assert condense.get("stream") in (None, False)
+    prompt = condense["messages"][0]["content"]
+    assert "plasticity loss" in prompt and "Last question: What remedy does it propose?" in prompt
+    assert ans.retrieval_query == "What lightweight remedy does Sample Weight Decay propose?"
+    assert ans.sources[0].paper_id == "003_22ceaf1a0eb8de0c#16"
