@@ -301,6 +301,15 @@ class Index:
             self._idf = idf
         return self._idf
 
+    def commit(self, manifest: dict) -> None:
+        """After a write: record the new paper set in the manifest and bring BM25 in line with it."""
+        manifest["fingerprint"] = self.fingerprint()
+        manifest["papers"] = self.count()
+        manifest["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+        self.write_manifest(manifest)
+        self._papers_cache = None
+        self.rebuild_bm25()
+
     def fingerprint(self) -> str:
         got = self.papers.get(include=["metadatas"])
         pairs = sorted(f"{m['paper_id']}:{m['content_hash']}" for m in got["metadatas"])
@@ -396,14 +405,7 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
         if todo:
             _write(index, todo, settings, report, progress)
         if todo or index.manifest is None or rebuild:
-            manifest = index.manifest or index.new_manifest(
-                int(index.manifest["dim"]) if index.manifest else _probe_dim(index))
-            manifest["fingerprint"] = index.fingerprint()
-            manifest["papers"] = index.count()
-            manifest["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S")
-            index.write_manifest(manifest)
-            index._papers_cache = None
-            index.rebuild_bm25()
+            index.commit(index.manifest or index.new_manifest(_probe_dim(index)))
         report.seconds = time.perf_counter() - started
         return report
 
@@ -478,13 +480,7 @@ def remove(paper_ids: list[str], settings: Settings) -> list[str]:
             raise InputError(f"not in the index: {', '.join(missing)}; list ids with: assistant papers")
         index.chunks.delete(where={"paper_id": {"$in": found}})
         index.papers.delete(ids=found)
-        manifest = dict(index.manifest)
-        manifest["fingerprint"] = index.fingerprint()
-        manifest["papers"] = index.count()
-        manifest["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S")
-        index.write_manifest(manifest)
-        index._papers_cache = None
-        index.rebuild_bm25()
+        index.commit(dict(index.manifest))
         return found
 
 
