@@ -1,0 +1,193 @@
+"""Speed: ingest throughput, query latency, cold start and peak memory, measured in one run.
+
+    python benchmarks/speed.py [--sizes 95,2000,19972] [--repeats 3] [--work DIR]
+
+For each corpus size (the bundled 95 ICLR abstracts; the first N arxiv-ml papers otherwise):
+- raw embedder: plain onnxruntime on title + abstract, length-sorted batches (the practical limit);
+- ours: ``assistant ingest`` into a fresh index (papers/s), in a subprocess so peak RSS is its own;
+- llama-index stock: ``IngestionPipeline`` (SentenceSplitter + the same embedder) into Chroma;
+- warm ``search`` and offline ``ask`` latency p50/p95 over the dev questions;
+and once: ``assistant --help`` and a first ``ask`` in a new process (medians over repeats).
+Writes benchmarks/results/speed.json and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parents[1] / "shared"
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+
+def corpus_file(size: int, work: Path, shared: Path) -> Path | None:
+    """None means the bundled corpus; otherwise a JSONL with the first `size` arxiv-ml papers."""
+    if size == 95:
+        return None
+    out = work / f"arxiv_{size}.jsonl"
+    if not out.exists():
+        with open(shared / "corpus" / "arxiv-ml" / "papers.jsonl") as src, open(out, "w") as dst:
+            for i, line in enumerate(src):
+                if i >= size:
+                    break
+                dst.write(line)
+    return out
+
+
+def _child(code: str, *args: str) -> dict:
+    """Run `code` in a fresh interpreter; it prints one JSON line. Adds the child's peak RSS."""
+    res = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=os.environ)
+    if res.returncode != 0:
+        raise SystemExit(res.stderr[-2000:])
+    data = json.loads(res.stdout.strip().splitlines()[-1])
+    return data
+
+
+RAW = """
+import json, sys, time, resource
+from assistant.corpus import load_papers
+from assistant.embedder import OnnxMiniLM
+from pathlib import Path
+papers, _ = load_papers([Path(sys.argv[1])] if sys.argv[1] != '-' else None)
+texts = [p.abstract if p.title_derived else p.title + '. ' + p.abstract for p in papers]
+m = OnnxMiniLM(); m.embed(['warm up'])
+t = time.perf_counter(); m.embed(texts, 32); s = time.perf_counter() - t
+print(json.dumps({"papers": len(texts), "seconds": s, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+OURS = """
+import json, sys, time, resource
+from pathlib import Path
+from assistant.config import Settings
+from assistant.corpus import load_papers
+from assistant.index import ingest
+from assistant.embedder import OnnxMiniLM
+OnnxMiniLM().embed(['warm up'])
+papers, _ = load_papers([Path(sys.argv[1])] if sys.argv[1] != '-' else None)
+t = time.perf_counter(); r = ingest(papers, Settings(index_dir=Path(sys.argv[2]))); s = time.perf_counter() - t
+print(json.dumps({"papers": len(papers), "seconds": s, "chunks": r.chunks,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+STOCK = """
+import json, sys, time, resource
+from pathlib import Path
+import chromadb
+from llama_index.core import Document
+from llama_index.core.ingestion import IngestionPipeline
+from llama_index.core.node_parser import SentenceSplitter
+from llama_index.vector_stores.chroma import ChromaVectorStore
+from assistant.corpus import load_papers
+from assistant.embedder import MiniLMEmbedding
+papers, _ = load_papers([Path(sys.argv[1])] if sys.argv[1] != '-' else None)
+emb = MiniLMEmbedding(); emb.embed_array(['warm up'])
+client = chromadb.PersistentClient(path=sys.argv[2])
+store = ChromaVectorStore(chroma_collection=client.get_or_create_collection('stock'))
+docs = [Document(text=p.abstract, metadata={"paper_id": p.id, "title": p.title}) for p in papers]
+pipe = IngestionPipeline(transformations=[SentenceSplitter(chunk_size=128, chunk_overlap=32), emb], vector_store=store)
+t = time.perf_counter(); pipe.run(documents=docs); s = time.perf_counter() - t
+print(json.dumps({"papers": len(papers), "seconds": s, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+QUERY = """
+import json, sys, time, resource, statistics
+from pathlib import Path
+from assistant.config import Settings
+from assistant.api import retriever
+from assistant.answer import answer_question
+qs = [json.loads(l).get('question') or json.loads(l)['turns'][0] for l in open(sys.argv[2])]
+s = Settings.from_env(index_dir=Path(sys.argv[1]), llm='off')
+r = retriever(s)
+for q in qs[:3]:
+    r.search(q, k=10); answer_question(r, q, s)
+def lat(fn):
+    out = []
+    for q in qs * 2:
+        t = time.perf_counter(); fn(q); out.append((time.perf_counter() - t) * 1000)
+    out.sort()
+    return {"p50_ms": statistics.median(out), "p95_ms": out[int(0.95 * (len(out) - 1))]}
+res = {"search": lat(lambda q: r.search(q, k=10)), "ask": lat(lambda q: answer_question(r, q, s)),
+       "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+print(json.dumps(res))
+"""
+
+
+def timed(cmd: list[str], repeats: int, env=None) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        subprocess.run(cmd, capture_output=True, env=env or os.environ, check=True)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="95,2000")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--work", type=Path, default=HERE / ".work" / "speed")
+    ap.add_argument("--shared", type=Path, default=SHARED)
+    ap.add_argument("--no-stock", action="store_true", help="skip the llama-index baseline")
+    args = ap.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    questions = args.shared / "eval" / "dev.jsonl"
+    results: dict = {"machine": {"cpus": os.cpu_count()}, "sizes": {}}
+    for size in [int(x) for x in args.sizes.split(",")]:
+        src = corpus_file(size, args.work, args.shared)
+        arg = str(src) if src else "-"
+        row: dict = {}
+        raw = [_child(RAW, arg) for _ in range(args.repeats if size <= 2000 else 1)]
+        row["raw_papers_per_s"] = statistics.median(r["papers"] / r["seconds"] for r in raw)
+        ours = []
+        for i in range(args.repeats if size <= 2000 else 1):
+            idx = Path(tempfile.mkdtemp(dir=args.work)) / "idx"
+            ours.append(_child(OURS, arg, str(idx)))
+        row["ours_papers_per_s"] = statistics.median(r["papers"] / r["seconds"] for r in ours)
+        row["ours_ingest_rss_mb"] = max(r["rss_mb"] for r in ours)
+        row["ratio_vs_raw"] = row["ours_papers_per_s"] / row["raw_papers_per_s"]
+        if not args.no_stock:
+            stock = [_child(STOCK, arg, str(Path(tempfile.mkdtemp(dir=args.work)) / "chroma"))
+                     for _ in range(args.repeats if size <= 2000 else 1)]
+            row["stock_papers_per_s"] = statistics.median(r["papers"] / r["seconds"] for r in stock)
+            row["speedup_vs_stock"] = row["ours_papers_per_s"] / row["stock_papers_per_s"]
+        q = _child(QUERY, str(idx), str(questions))
+        row.update({"search_p50_ms": q["search"]["p50_ms"], "search_p95_ms": q["search"]["p95_ms"],
+                    "ask_p50_ms": q["ask"]["p50_ms"], "ask_p95_ms": q["ask"]["p95_ms"], "query_rss_mb": q["rss_mb"]})
+        results["sizes"][size] = row
+        print(f"size {size}: {json.dumps(row)}", file=sys.stderr, flush=True)
+    exe = str(Path(sys.executable).parent / "assistant")
+    results["help_s"] = timed([exe, "--help"], args.repeats * 3)
+    idx = Path(tempfile.mkdtemp(dir=args.work)) / "cold"
+    subprocess.run([exe, "ingest", "--index-dir", str(idx)], capture_output=True, check=True)
+    env = {**os.environ, "ASSISTANT_LLM": "off"}
+    results["first_ask_s"] = timed([exe, "ask", "Which papers study federated learning?", "--index-dir", str(idx)],
+                                   args.repeats, env)
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "speed.json").write_text(json.dumps(results, indent=2))
+    print_table(results)
+    return 0
+
+
+def print_table(r: dict) -> None:
+    print(f"\nmachine: {r['machine']['cpus']} CPUs")
+    cols = [("papers", None), ("raw emb/s", "raw_papers_per_s"), ("ours/s", "ours_papers_per_s"),
+            ("ours/raw", "ratio_vs_raw"), ("stock/s", "stock_papers_per_s"), ("ours/stock", "speedup_vs_stock"),
+            ("ingest RSS MB", "ours_ingest_rss_mb"), ("search p50", "search_p50_ms"), ("search p95", "search_p95_ms"),
+            ("ask p50", "ask_p50_ms"), ("ask p95", "ask_p95_ms")]
+    print(" | ".join(c for c, _ in cols))
+    for size, row in r["sizes"].items():
+        print(" | ".join([str(size)] + [f"{row[k]:.2f}" if k in row else "-" for _, k in cols[1:]]))
+    print(f"assistant --help: {r['help_s']:.2f} s (median); first offline ask in a new process: {r['first_ask_s']:.2f} s")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
