@@ -34,6 +34,8 @@ from .corpus import Paper  # noqa: E402
 from .errors import IndexStoreError, InputError  # noqa: E402
 
 MANIFEST_VERSION = 1
+#: Bumped whenever what BM25 indexes changes, so stale BM25 indexes are rebuilt on open.
+BM25_VERSION = 2
 CHUNKS = "chunks"
 PAPERS = "papers"
 META = "assistant_meta"
@@ -111,8 +113,10 @@ def meta_to_paper(meta: dict, abstract: str) -> Paper:
 
 
 def bm25_text(paper: Paper) -> str:
-    # A derived title repeats the abstract's words; counting them twice would skew term frequencies.
-    return paper.abstract if paper.title_derived else f"{paper.title}\n{paper.abstract}"
+    """Title (weighted x2: a title is a dense summary of the paper) + abstract.
+
+    A derived title repeats the abstract's own words, so it is not indexed at all."""
+    return paper.abstract if paper.title_derived else f"{paper.title}\n{paper.title}\n{paper.abstract}"
 
 
 def embed_text(paper: Paper, chunk_text: str) -> str:
@@ -254,7 +258,7 @@ class Index:
             path = self.dir / "bm25"
             try:
                 ids = json.loads((path / "ids.json").read_text())
-                if ids.get("fingerprint") != (self.manifest or {}).get("fingerprint"):
+                if ids.get("fingerprint") != (self.manifest or {}).get("fingerprint") or ids.get("version") != BM25_VERSION:
                     raise ValueError("stale")
                 self._bm25 = bm25s.BM25.load(str(path), mmap=False, show_progress=False, verbosity=0)
                 self._bm25_ids = ids["ids"]
@@ -277,7 +281,8 @@ class Index:
             retriever.save(str(tmp), show_progress=False)
         else:
             tmp.mkdir(parents=True)
-        (tmp / "ids.json").write_text(json.dumps({"fingerprint": (self.manifest or {}).get("fingerprint"), "ids": ids}))
+        (tmp / "ids.json").write_text(json.dumps({"fingerprint": (self.manifest or {}).get("fingerprint"),
+                                                  "version": BM25_VERSION, "ids": ids}))
         old = self.dir / "bm25.old"
         shutil.rmtree(old, ignore_errors=True)
         if final.exists():

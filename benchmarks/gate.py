@@ -5,7 +5,7 @@ Labelled data (all measured in this run against an index of the bundled ICLR cor
   condensed form, exactly as chat/eval retrieve them);
 - negatives: its `none` questions plus the 300 BEIR SciFact claims (biomedical claims the ML
   corpus cannot answer) as out-of-domain questions.
-The threshold is the lowest on the plateau of maximal balanced accuracy (Youden's J, within
+The threshold is the middle of the plateau of maximal balanced accuracy (Youden's J, within
 0.005) with a false-refusal rate <= 5% on the positives; the table shows the trade-off so a person can check the choice.
 
     python benchmarks/gate.py [--index-dir DIR] [--json OUT]
@@ -62,9 +62,11 @@ def main() -> int:
         j = (1 - fr) + float((negs < t).mean()) - 1
         rows.append({"threshold": float(t), "false_refusal": fr, "none_acc": acc_none, "ood_acc": acc_ood, "J": j})
     ok = [r for r in rows if r["false_refusal"] <= 0.05]
-    # lowest threshold on the max-J plateau: with equal separation, prefer answering over refusing
+    # the middle of the max-J plateau: as far as the data allow from both kinds of mistake
     top_j = max(r["J"] for r in ok)
-    best = min((r for r in ok if r["J"] >= top_j - 0.005), key=lambda r: r["threshold"])
+    plateau = [r for r in ok if r["J"] >= top_j - 0.005]
+    mid = (plateau[0]["threshold"] + plateau[-1]["threshold"]) / 2
+    best = min(plateau, key=lambda r: abs(r["threshold"] - mid))
     print(f"{'threshold':>9} {'false refusals':>14} {'dev none acc':>12} {'SciFact OOD acc':>15} {'J':>6}")
     for r in rows:
         mark = "  <- chosen" if r is best else ""
