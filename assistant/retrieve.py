@@ -40,13 +40,15 @@ class Retrieval:
     query_vector: np.ndarray | None = field(default=None, repr=False)
 
 
-def _minmax(values: dict[str, float]) -> dict[str, float]:
-    if not values:
-        return {}
-    lo, hi = min(values.values()), max(values.values())
-    if hi - lo < 1e-9:
-        return {k: 1.0 for k in values}
-    return {k: (v - lo) / (hi - lo) for k, v in values.items()}
+def fuse(dense: dict[str, float], bm25: dict[str, float], dense_weight: float) -> dict[str, float]:
+    """Blend per-paper scores: each side divided by its best score, then weighted.
+
+    Papers missing from ``bm25`` count as BM25 0 (no query term); every paper must have a dense score.
+    """
+    d_max = max(dense.values(), default=0.0) or 1.0
+    b_max = max(bm25.values(), default=0.0) or 1.0
+    return {pid: dense_weight * d / d_max + (1 - dense_weight) * bm25.get(pid, 0.0) / b_max
+            for pid, d in dense.items()}
 
 
 class Retriever:
@@ -92,28 +94,50 @@ class Retriever:
                 best[pid] = (float(sim), doc, cid)
         return best
 
-    def bm25(self, query: str, n: int) -> dict[str, float]:
+    def bm25_all(self, query: str) -> np.ndarray | None:
+        """BM25 score of every paper (aligned with the index's BM25 id list), or None."""
         retriever, ids = self.index.bm25()
         if retriever is None or not ids:
-            return {}
+            return None
         tokens = stem_tokenize([query])
         if not tokens.ids or not tokens.ids[0]:
+            return None
+        inv = {v: key for key, v in tokens.vocab.items()}
+        return np.asarray(retriever.get_scores([inv[i] for i in tokens.ids[0]]), dtype=np.float32)
+
+    def bm25(self, query: str, n: int) -> dict[str, float]:
+        """The top-n papers by BM25 with their scores."""
+        scores = self.bm25_all(query)
+        if scores is None:
             return {}
-        docs, scores = retriever.retrieve(tokens, k=min(n, len(ids)), show_progress=False, n_threads=1)
-        return {ids[int(d)]: float(s) for d, s in zip(docs[0], scores[0]) if s > 0}
+        ids = self.index.bm25()[1]
+        top = np.argsort(-scores)[:n]
+        return {ids[int(i)]: float(scores[i]) for i in top if scores[i] > 0}
 
     def search(self, query: str, k: int | None = None, candidates: int = 100) -> Retrieval:
-        """Top-k papers for a query, fused from dense and BM25 rankings, with the gate's verdict."""
+        """Top-k papers for a query, fused from dense and BM25 rankings, with the gate's verdict.
+
+        The candidate pool is the papers of the nearest chunks plus the BM25 top list; every
+        candidate gets its exact score on both sides, each side is divided by its best score,
+        and the two are blended with ``dense_weight`` (benchmarks/retrieval.py measured this
+        max-normalised blend above min-max blending and reciprocal-rank fusion)."""
         k = k or self.settings.top_k
         qvec = self.embed_query(query)
         dense = self.dense(qvec, max(candidates, k * 4))
-        bm25 = self.bm25(query, max(candidates, k * 2))
+        all_bm25 = self.bm25_all(query)
+        bm25: dict[str, float] = {}
+        if all_bm25 is not None:
+            ids = self.index.bm25()[1]
+            pos = {pid: i for i, pid in enumerate(ids)}
+            for i in np.argsort(-all_bm25)[:max(candidates, k * 2)]:
+                if all_bm25[i] > 0:
+                    bm25[ids[int(i)]] = float(all_bm25[i])
+            for pid in dense:  # exact BM25 for the dense candidates too
+                if pid in pos:
+                    bm25.setdefault(pid, float(all_bm25[pos[pid]]))
         missing = [pid for pid in bm25 if pid not in dense]
         dense.update(self.exact_dense(qvec, missing))
-        w = self.settings.dense_weight
-        d_norm = _minmax({pid: v[0] for pid, v in dense.items()})
-        b_norm = _minmax(bm25) if bm25 else {}
-        fused = {pid: w * d_norm.get(pid, 0.0) + (1 - w) * b_norm.get(pid, 0.0) for pid in dense}
+        fused = fuse({pid: v[0] for pid, v in dense.items()}, bm25, self.settings.dense_weight)
         order = sorted(fused, key=lambda pid: -fused[pid])[:k]
         papers = self.index.all_papers()
         hits = []

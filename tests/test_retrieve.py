@@ -3,7 +3,7 @@ import pytest
 from assistant.answer import split_sentences
 from assistant.corpus import load_papers
 from assistant.index import Index
-from assistant.retrieve import Retriever, _minmax
+from assistant.retrieve import Retriever, fuse
 
 
 @pytest.fixture(scope="module")
@@ -36,11 +36,18 @@ def test_hits_are_grouped_per_paper_with_best_chunk_snippet(retriever):
 
 
 def test_fusion_prefers_a_paper_strong_in_both_rankings():
-    dense = _minmax({"a": 0.9, "b": 0.5, "c": 0.1})
-    bm25 = _minmax({"a": 10.0, "c": 12.0})
-    fused = {p: 0.5 * dense.get(p, 0) + 0.5 * bm25.get(p, 0) for p in dense}
-    assert max(fused, key=fused.get) == "a"
-    assert _minmax({"x": 3.0}) == {"x": 1.0}
+    dense = {"a": 0.8, "b": 0.9, "c": 0.3}
+    bm25 = {"a": 10.0, "c": 12.0}
+    fused = fuse(dense, bm25, 0.5)
+    assert sorted(fused, key=fused.get, reverse=True) == ["a", "c", "b"]
+    assert fuse(dense, bm25, 1.0)["b"] == 1.0  # dense alone: the best dense paper scores 1
+    assert max(fuse(dense, {}, 0.5), key=fuse(dense, {}, 0.5).get) == "b"  # no BM25 match: dense decides
+
+
+def test_bm25_follows_every_stemmed_query_term(retriever):
+    scores = retriever.bm25("federated clients", 5)
+    assert scores and all(v > 0 for v in scores.values())
+    assert retriever.bm25("the of and", 5) == {}  # stop words only
 
 
 def test_lexical_match_on_a_coined_name_ranks_its_paper_first(retriever):
