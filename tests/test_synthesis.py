@@ -54,3 +54,39 @@ def test_clustering_separates_two_obvious_groups():
 def test_strip_leadin():
     assert strip_leadin("papers that study federated learning") == "study federated learning"
     assert strip_leadin("Which papers use diffusion models?") == "use diffusion models"
+
+
+def test_which_with_an_llm_judges_prefiltered_candidates(bundled_index_dir, mocked_openai_chat):
+    import httpx
+
+    from .conftest import completion_json
+
+    # the judge keeps sources 1 and 3 of the first batch; later batches (if any) keep none
+    mocked_openai_chat.side_effect = [httpx.Response(200, json=completion_json("1, 3"))] + \
+        [httpx.Response(200, json=completion_json("none"))] * 10
+    res = runner.invoke(app, ["which", "papers that study federated learning", "--json",
+                              "--index-dir", str(bundled_index_dir)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["mode"] == "llm" and data["count"] == 2
+    first = json.loads(mocked_openai_chat.calls[0].request.content)["messages"][0]["content"]
+    assert "Criterion: papers that study federated learning" in first and '<source n="1">' in first
+    # the candidates were pre-filtered: far fewer than the 95 papers were sent
+    sent = sum(json.loads(c.request.content)["messages"][0]["content"].count("<source n=")
+               for c in mocked_openai_chat.calls)
+    assert 4 <= sent < 40
+
+
+def test_summarize_with_an_llm_validates_synthesis_citations(bundled_index_dir, mocked_openai_chat):
+    import httpx
+
+    from .conftest import completion_json
+
+    mocked_openai_chat.return_value = httpx.Response(200, json=completion_json(
+        "Privacy-preserving FL is studied [1][2], heterogeneity too [3], and [42] is made up."))
+    res = runner.invoke(app, ["summarize", "federated learning", "--json", "--index-dir", str(bundled_index_dir)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["mode"] == "llm" and "[42?]" in data["answer"]
+    assert sorted(c["n"] for c in data["citations"]) == [1, 2, 3]
+    assert data["themes"]  # themes stay extractive evidence
