@@ -502,6 +502,7 @@ CHAT_HELP = """Commands:
   /sources   show the sources of the last answer
   /show N    the full abstract of source N of the last answer
   /save FILE save the conversation (.md transcript, .bib citations, .json evidence)
+  /filter X  only search papers from source file X (source:NAME) or containing keyword X; /filter off
   /clear     forget the conversation
   /help      this help
   /exit      leave (Ctrl-D works too)"""
@@ -577,6 +578,18 @@ def chat(
                 else:
                     p = conv.retriever.index.get_paper(sources[int(arg) - 1].paper_id)
                     out.print(f"[bold]{escape(p.title)}[/] [green]{escape(p.id)}[/]\n{escape(p.abstract)}")
+            elif cmd == "/filter":
+                arg = line.split(maxsplit=1)[1].strip() if len(line.split(maxsplit=1)) > 1 else ""
+                if not arg:
+                    n = len(conv.retriever.allowed) if conv.retriever.allowed is not None else None
+                    out.print(f"[dim]Filter: {n} papers.[/]" if n is not None else "[dim]No filter.[/]")
+                else:
+                    try:
+                        n = conv.retriever.set_filter(arg)
+                        out.print(f"[dim]Searching {n} papers" + ("" if arg.lower() == "off" else
+                                                                  f" matching {escape(arg)}") + ".[/]")
+                    except AssistantError as exc:
+                        err.print(f"[bold red]Error:[/] {escape(str(exc))}")
             elif cmd == "/sources":
                 if conv.last:
                     render_sources(conv.last.answer)

@@ -57,6 +57,31 @@ class Retriever:
     def __init__(self, index: Index, settings: Settings | None = None):
         self.index = index
         self.settings = settings or index.settings
+        #: When set, only these papers can be retrieved (chat's /filter).
+        self.allowed: set[str] | None = None
+
+    def set_filter(self, spec: str | None) -> int:
+        """Restrict retrieval to a source file (``source:NAME``) or to papers containing a keyword.
+
+        ``None``/``off`` clears it. Returns how many papers remain retrievable."""
+        from .errors import InputError
+
+        papers = self.index.all_papers()
+        if not spec or spec.strip().lower() in {"off", "none", "clear"}:
+            self.allowed = None
+            return len(papers)
+        spec = spec.strip()
+        if spec.lower().startswith("source:"):
+            name = spec.split(":", 1)[1].strip()
+            allowed = {p.id for p in papers.values() if p.source == name or p.source.rsplit(".", 1)[0] == name}
+        else:
+            key = spec.lower()
+            allowed = {p.id for p in papers.values() if key in p.title.lower() or key in p.abstract.lower()}
+        if not allowed:
+            raise InputError(f"no paper matches the filter {spec!r}; sources are: "
+                             + ", ".join(sorted({p.source for p in papers.values()})[:10]))
+        self.allowed = allowed
+        return len(allowed)
 
     def embed_query(self, text: str) -> np.ndarray:
         from .embedder import embed_query
@@ -68,8 +93,11 @@ class Retriever:
         total = self.index.chunks.count()
         if total == 0:
             return {}
+        where = None
+        if self.allowed is not None:
+            where = {"paper_id": {"$in": sorted(self.allowed)}}
         res = self.index.chunks.query(query_embeddings=[qvec.tolist()], n_results=min(n_chunks, total),
-                                      include=["distances", "metadatas", "documents"])
+                                      include=["distances", "metadatas", "documents"], where=where)
         best: dict[str, tuple[float, str, str]] = {}
         for cid, dist, meta, doc in zip(res["ids"][0], res["distances"][0], res["metadatas"][0], res["documents"][0]):
             sim = 1.0 - float(dist)
@@ -129,10 +157,12 @@ class Retriever:
         if all_bm25 is not None:
             ids = self.index.bm25()[1]
             pos = {pid: i for i, pid in enumerate(ids)}
+            if self.allowed is not None:
+                all_bm25 = all_bm25 * np.array([pid in self.allowed for pid in ids], dtype=np.float32)
             for i in np.argsort(-all_bm25)[:max(candidates, k * 2)]:
                 if all_bm25[i] > 0:
                     bm25[ids[int(i)]] = float(all_bm25[i])
-            for pid in dense:  # exact BM25 for the dense candidates too
+            for pid in list(dense):  # exact BM25 for the dense candidates too
                 if pid in pos:
                     bm25.setdefault(pid, float(all_bm25[pos[pid]]))
         missing = [pid for pid in bm25 if pid not in dense]

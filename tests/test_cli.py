@@ -182,3 +182,15 @@ def test_chat_is_saved_and_can_be_continued(mini_index):
     assert "2 turns" in run("chat", "--list", "--index-dir", str(mini_index)).stdout
     res = run("chat", "--id", "nope", "--index-dir", str(mini_index), input="")
     assert res.exit_code == 3 and "chat --list" in res.stderr
+
+
+def test_chat_filter_restricts_retrieval_for_the_rest_of_the_session(bundled_index_dir):
+    script = ("/filter source:001_920fbba894271a85.txt\nWhich papers study federated learning?\n"
+              "/filter nonexistent-zzz\n/filter off\nWhich papers study federated learning?\n")
+    res = run("chat", "--index-dir", str(bundled_index_dir), input=script)
+    assert res.exit_code == 0, res.output
+    first, second = res.stdout.split("> Which papers study federated learning?")[1:3]
+    ids_first = [l for l in first.splitlines() if "#" in l and "—" in l]
+    assert ids_first and all("001_920fbba894271a85#" in l for l in ids_first)
+    assert "000_c647aebf503422f2#1" in second  # the filter is gone
+    assert "no paper matches the filter" in res.stderr
