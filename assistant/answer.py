@@ -195,6 +195,11 @@ def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settin
                     usage=completion.usage, retrieval_query=retrieval.query, prompt=messages)
     if answer.answerable:
         answer.support = support_marks(retriever, answer.text, hits, abstracts)
+    from .llm import estimate_cost
+
+    cost = estimate_cost(settings, completion.model or settings.model, completion.usage)
+    if cost is not None:
+        answer.usage = {**answer.usage, "cost_usd": cost}
     return answer
 
 

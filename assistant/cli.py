@@ -259,7 +259,8 @@ def _render_verbose(answer) -> None:
     if answer.usage:
         u = answer.usage
         err.print(f"[dim]tokens: prompt {u.get('prompt_tokens')}, completion {u.get('completion_tokens')}, "
-                  f"total {u.get('total_tokens')} ({escape(str(answer.model))})[/]")
+                  f"total {u.get('total_tokens')} ({escape(str(answer.model))})"
+                  + (f", about ${u['cost_usd']:.4f}" if u.get("cost_usd") is not None else ", cost unknown") + "[/]")
 
 
 @app.command()

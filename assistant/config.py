@@ -84,6 +84,10 @@ class Settings:
     llm_timeout: float = 60.0
     #: ASSISTANT_LLM_MAX_RETRIES: retries for 429, 5xx, timeouts and dropped connections.
     llm_max_retries: int = 3
+    #: ASSISTANT_PRICE_IN / ASSISTANT_PRICE_OUT: USD per million prompt / completion tokens for
+    #: cost estimates (defaults known for OpenAI models; 0 for a local server).
+    price_in: float | None = None
+    price_out: float | None = None
     #: ASSISTANT_CHROMA_URL: use a Chroma server (``http://host:port``) instead of the embedded store.
     chroma_url: str | None = None
     #: ASSISTANT_DEBUG: show tracebacks.
@@ -111,6 +115,8 @@ class Settings:
             llm_timeout=_float("ASSISTANT_LLM_TIMEOUT", 60.0),
             llm_max_retries=_int("ASSISTANT_LLM_MAX_RETRIES", 3, 0),
             chroma_url=_env("ASSISTANT_CHROMA_URL"),
+            price_in=_float("ASSISTANT_PRICE_IN", 0.0) if _env("ASSISTANT_PRICE_IN") else None,
+            price_out=_float("ASSISTANT_PRICE_OUT", 0.0) if _env("ASSISTANT_PRICE_OUT") else None,
             debug=_bool("ASSISTANT_DEBUG"),
         )
         if settings.chunk_overlap >= settings.chunk_size:

@@ -29,6 +29,23 @@ class Completion:
     model: str = ""
 
 
+#: USD per million (prompt, completion) tokens, for cost estimates; override with
+#: ASSISTANT_PRICE_IN / ASSISTANT_PRICE_OUT (a local server costs nothing: set both to 0).
+PRICES = {"gpt-4o-mini": (0.15, 0.60), "gpt-4o": (2.50, 10.00), "gpt-4.1-mini": (0.40, 1.60),
+          "gpt-4.1-nano": (0.10, 0.40), "gpt-4.1": (2.00, 8.00)}
+
+
+def estimate_cost(settings: Settings, model: str | None, usage: dict) -> float | None:
+    """Estimated USD cost of one call from its token usage, or None when the price is unknown."""
+    if not usage:
+        return None
+    price = (settings.price_in, settings.price_out) if settings.price_in is not None and settings.price_out is not None \
+        else next((PRICES[m] for m in sorted(PRICES, key=len, reverse=True) if (model or "").startswith(m)), None)
+    if price is None:
+        return None
+    return round((usage.get("prompt_tokens", 0) * price[0] + usage.get("completion_tokens", 0) * price[1]) / 1e6, 6)
+
+
 def _scrub(text: str, settings: Settings) -> str:
     if settings.api_key:
         text = text.replace(settings.api_key, "***")

@@ -161,3 +161,18 @@ def test_non_streaming_condense_request_for_followups(bundled_index_dir, mocked_
     assert "plasticity loss" in prompt and "Last question: What remedy does it propose?" in prompt
     assert ans.retrieval_query == "What lightweight remedy does Sample Weight Decay propose?"
     assert ans.sources[0].paper_id == "003_22ceaf1a0eb8de0c#16"
+
+
+def test_token_usage_and_cost_are_accounted(retriever, mocked_openai_chat, monkeypatch):
+    from assistant.cli import app
+    from typer.testing import CliRunner
+
+    monkeypatch.setenv("ASSISTANT_PRICE_IN", "1.0")
+    monkeypatch.setenv("ASSISTANT_PRICE_OUT", "2.0")
+    mocked_openai_chat.return_value = sse_response("Studied [1].")
+    res = CliRunner().invoke(app, ["ask", QUESTION, "--verbose", "--index-dir", str(retriever.index.dir)])
+    assert res.exit_code == 0
+    assert "prompt 100, completion 20, total 120" in res.stderr and "$0.0001" in res.stderr
+    res = CliRunner().invoke(app, ["ask", QUESTION, "--json", "--index-dir", str(retriever.index.dir)])
+    usage = json.loads(res.stdout)["usage"]
+    assert usage["total_tokens"] == 120 and usage["cost_usd"] == pytest.approx((100 * 1 + 20 * 2) / 1e6)
