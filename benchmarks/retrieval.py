@@ -102,11 +102,11 @@ def machine() -> dict:
 def print_tables(results: dict) -> None:
     if "scifact" in results:
         print("\nBEIR SciFact (300 test queries)")
-        print(f"{'system':28s} {'nDCG@10':>8} {'R@100':>7} {'MRR@10':>7}")
+        print(f"{'system':38s} {'nDCG@10':>8} {'R@100':>7} {'MRR@10':>7}")
         for name, r in results["scifact"].items():
-            print(f"{name + ' (ours)':28s} {r['nDCG@10']:8.3f} {r['R@100']:7.3f} {r['MRR@10']:7.3f}")
+            print(f"{name + ' (ours)':38s} {r['nDCG@10']:8.3f} {r['R@100']:7.3f} {r['MRR@10']:7.3f}")
         for name, v in PUBLISHED.items():
-            print(f"{name + ' (published)':28s} {v:8.3f}")
+            print(f"{name + ' (published)':38s} {v:8.3f}")
     for key, title in (("dev_95", "ICLR dev questions, 95 papers"), ("dev_20k", "ICLR dev questions, 95 + 19,972 arxiv-ml papers")):
         if key not in results:
             continue
