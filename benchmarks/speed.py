@@ -87,7 +87,7 @@ from llama_index.core.ingestion import IngestionPipeline
 from llama_index.core.node_parser import SentenceSplitter
 from llama_index.vector_stores.chroma import ChromaVectorStore
 from assistant.corpus import load_papers
-from assistant.embedder import MiniLMEmbedding
+from assistant.llama import MiniLMEmbedding
 papers, _ = load_papers([Path(sys.argv[1])] if sys.argv[1] != '-' else None)
 emb = MiniLMEmbedding(); emb.embed_array(['warm up'])
 client = chromadb.PersistentClient(path=sys.argv[2])

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from assistant.embedder import MINILM_DIM, MiniLMEmbedding, _verified, count_tokens, load_tokenizer
+from assistant.embedder import MINILM_DIM, LocalMiniLM, _verified, count_tokens, load_tokenizer
+from assistant.llama import MiniLMEmbedding
 from assistant.errors import ConfigError
 
 
@@ -36,3 +37,25 @@ def test_model_checksum_is_verified(tmp_path):
     fake.write_bytes(b"not the model")
     with pytest.raises(ConfigError, match="sha256"):
         _verified(str(fake))
+
+
+def test_llama_index_face_matches_the_local_embedder():
+    from llama_index.core.base.embeddings.base import BaseEmbedding
+
+    li = MiniLMEmbedding()
+    assert isinstance(li, BaseEmbedding)
+    text = "sparse attention for long-context language models"
+    via_llama = np.asarray(li.get_text_embedding(text))
+    assert float(via_llama @ LocalMiniLM().embed_array([text])[0]) > 0.9999
+    assert len(li.get_text_embedding_batch(["a", "b", "c"])) == 3
+
+
+def test_query_path_does_not_import_llama_index():
+    import subprocess
+    import sys
+
+    code = ("import sys; from assistant.embedder import get_embedder; from assistant.config import Settings; "
+            "get_embedder(Settings()).embed_array(['x']); import assistant.retrieve, assistant.answer; "
+            "print('llama_index.core' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
