@@ -255,17 +255,17 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     chosen_hits = [h for h in hits[:max_papers] if h.score >= 0.6 * top and h.dense >= retriever.threshold() * 0.9]
     chosen_hits = chosen_hits or hits[:1]
     sentences: list[tuple[int, str]] = []
+    blocks = []
     for n, h in enumerate(hits, 1):
         if h not in chosen_hits:
             continue
         paper = papers.get(h.paper_id)
-        for s in split_sentences(paper.abstract if paper else h.snippet):
-            sentences.append((n, s))
+        sents, svecs = retriever.index.sentence_vectors(h.paper_id, paper.abstract if paper else h.snippet)
+        sentences += [(n, s) for s in sents]
+        blocks.append(svecs)
     qvec = retrieval.query_vector if retrieval.query_vector is not None and retrieval.query == question \
         else retriever.embed_query(question)
-    from .embedder import embed_array
-
-    vecs = embed_array(retriever.index.embedder, [s for _, s in sentences])
+    vecs = np.concatenate(blocks) if blocks else np.zeros((0, qvec.shape[0]), dtype=np.float32)
     cos = vecs @ qvec
     weights = retriever.index.term_weights()
     qterms = _terms(question)

@@ -306,6 +306,21 @@ class Index:
             self._idf = idf
         return self._idf
 
+    def sentence_vectors(self, paper_id: str, abstract: str):
+        """(sentences, their vectors) of one abstract, cached for the life of this Index:
+        a chat session asks about the same papers again and again."""
+        cache = self.__dict__.setdefault("_sentence_cache", {})
+        key = (paper_id, hash(abstract))
+        if key not in cache:
+            from .answer import split_sentences
+            from .embedder import embed_array
+
+            sentences = split_sentences(abstract)
+            cache[key] = (sentences, embed_array(self.embedder, sentences))
+            if len(cache) > 4096:  # bounded: drop the oldest entry
+                cache.pop(next(iter(cache)))
+        return cache[key]
+
     def commit(self, manifest: dict) -> None:
         """After a write: record the new paper set in the manifest and bring BM25 in line with it."""
         manifest["fingerprint"] = self.fingerprint()
