@@ -107,7 +107,8 @@ def _print_json(data) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
-def render_sources(answer, console: Console = out) -> None:
+def render_sources(answer, console: Console | None = None) -> None:
+    console = console or out
     if not answer.citations:
         return
     console.print("\n[bold]Sources[/]")
@@ -116,9 +117,10 @@ def render_sources(answer, console: Console = out) -> None:
         console.print(f"    [dim]“{escape(c.snippet)}”[/]")
 
 
-def render_answer(answer, streamed: bool = False, console: Console = out) -> None:
+def render_answer(answer, streamed: bool = False, console: Console | None = None) -> None:
     from .answer import EXTRACTIVE_LABEL
 
+    console = console or out
     if answer.mode == "extractive" and answer.answerable:
         console.print(f"[dim italic]{EXTRACTIVE_LABEL}[/]")
     if not streamed:

@@ -194,3 +194,24 @@ def test_chat_filter_restricts_retrieval_for_the_rest_of_the_session(bundled_ind
     assert ids_first and all("001_920fbba894271a85#" in l for l in ids_first)
     assert "000_c647aebf503422f2#1" in second  # the filter is gone
     assert "no paper matches the filter" in res.stderr
+
+
+def test_streamed_answer_renders_as_live_markdown_in_a_terminal(bundled_index_dir, mocked_openai_chat, monkeypatch):
+    """In a terminal the stream is re-rendered as Markdown (rich Live): no raw ** or # left on screen."""
+    import io
+
+    from rich.console import Console
+
+    import assistant.cli as cli
+
+    from .conftest import sse_response
+
+    screen = io.StringIO()
+    monkeypatch.setattr(cli, "out", Console(file=screen, force_terminal=True, width=100, color_system="standard"))
+    mocked_openai_chat.return_value = sse_response("## Findings\n\n", "**Federated** learning ", "is studied [1].")
+    res = run("ask", "Which papers study federated learning?", "--index-dir", str(bundled_index_dir))
+    assert res.exit_code == 0, res.output
+    shown = screen.getvalue()
+    assert "Federated" in shown and "**Federated**" not in shown and "## Findings" not in shown
+    assert "\x1b[1m" in shown  # bold, as Markdown renders it
+    assert "Sources" in shown
