@@ -158,6 +158,19 @@ class Index:
 
     # --- plumbing -------------------------------------------------------------------------
 
+    def reopen(self) -> None:
+        """Drop Chroma's per-process cache of this store and open it afresh: after another process
+        wrote to it, the cached vector segments can lag behind the metadata."""
+        from chromadb.api.client import SharedSystemClient
+
+        if not self.remote:
+            SharedSystemClient.clear_system_cache()
+        self.client = self._client()
+        self.chunks = self.client.get_or_create_collection(CHUNKS, metadata={"hnsw:space": "cosine"},
+                                                           embedding_function=None)
+        self.papers = self.client.get_or_create_collection(PAPERS, metadata={"hnsw:space": "cosine"},
+                                                           embedding_function=None)
+
     def _client(self):
         import chromadb
         from chromadb.config import Settings as ChromaSettings

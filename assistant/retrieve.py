@@ -51,6 +51,28 @@ def fuse(dense: dict[str, float], bm25: dict[str, float], dense_weight: float) -
             for pid, d in dense.items()}
 
 
+def _retry_during_ingest(call, attempts: int = 4, reopen=None):
+    """Run a Chroma read; an ingest in another process can briefly leave the reader's vector
+    index behind its metadata ("Error finding id"). Waiting and reading again sees a consistent
+    state; only if that keeps failing is it the user's problem."""
+    import time
+
+    from .errors import IndexStoreError
+
+    for attempt in range(attempts):
+        try:
+            return call()
+        except Exception as exc:  # chromadb raises InternalError and friends
+            if type(exc).__module__.split(".")[0] != "chromadb" or attempt == attempts - 1:
+                if type(exc).__module__.split(".")[0] == "chromadb":
+                    raise IndexStoreError(f"the index is changing under an ingest ({exc}); "
+                                          "try again when the ingest has finished") from exc
+                raise
+            time.sleep(0.2 * (attempt + 1))
+            if reopen is not None:
+                reopen()
+
+
 class Retriever:
     """Searches an :class:`Index`. Stateless apart from the index it reads."""
 
@@ -96,8 +118,9 @@ class Retriever:
         where = None
         if self.allowed is not None:
             where = {"paper_id": {"$in": sorted(self.allowed)}}
-        res = self.index.chunks.query(query_embeddings=[qvec.tolist()], n_results=min(n_chunks, total),
-                                      include=["distances", "metadatas", "documents"], where=where)
+        res = _retry_during_ingest(lambda: self.index.chunks.query(
+            query_embeddings=[qvec.tolist()], n_results=min(n_chunks, total),
+            include=["distances", "metadatas", "documents"], where=where), reopen=self.index.reopen)
         best: dict[str, tuple[float, str, str]] = {}
         for cid, dist, meta, doc in zip(res["ids"][0], res["distances"][0], res["metadatas"][0], res["documents"][0]):
             sim = 1.0 - float(dist)
@@ -110,8 +133,9 @@ class Retriever:
         """Exact best-chunk similarity for specific papers (those only BM25 found)."""
         if not paper_ids:
             return {}
-        got = self.index.chunks.get(where={"paper_id": {"$in": paper_ids}},
-                                    include=["embeddings", "metadatas", "documents"])
+        got = _retry_during_ingest(lambda: self.index.chunks.get(where={"paper_id": {"$in": paper_ids}},
+                                                                 include=["embeddings", "metadatas", "documents"]),
+                                   reopen=self.index.reopen)
         best: dict[str, tuple[float, str, str]] = {}
         if not got["ids"]:
             return best

@@ -38,3 +38,21 @@ def test_kill_9_mid_ingest_then_resume_gives_exact_counts(tmp_path, bundled_inde
     assert index.fingerprint() == reference.fingerprint()
     hit = Retriever(index).search("WaterDrum unlearning metric", k=1).hits[0]
     assert hit.paper_id == "003_22ceaf1a0eb8de0c#12"
+
+
+def test_search_during_an_ingest_answers_from_a_consistent_state(mini_index):
+    from .conftest import FIXTURES
+
+    before = Index(Settings(index_dir=mini_index)).count()
+    cmd = [sys.executable, "-m", "assistant", "ingest", str(FIXTURES / "mini_zh.txt"), "--index-dir", str(mini_index)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "ORT_DISABLE_TELEMETRY": "1"})
+    counts = []
+    while proc.poll() is None or not counts:
+        result = Retriever(Index(Settings(index_dir=mini_index))).search("Mixture-of-Thought reasoning", k=3)
+        assert result.hits and result.hits[0].paper_id == "mini#2"
+        counts.append(Index(Settings(index_dir=mini_index)).count())
+        time.sleep(0.3)
+    assert proc.returncode == 0
+    assert all(before <= c <= before + 3 for c in counts)
+    assert Index(Settings(index_dir=mini_index)).count() == before + 3
