@@ -176,3 +176,31 @@ def test_token_usage_and_cost_are_accounted(retriever, mocked_openai_chat, monke
     res = CliRunner().invoke(app, ["ask", QUESTION, "--json", "--index-dir", str(retriever.index.dir)])
     usage = json.loads(res.stdout)["usage"]
     assert usage["total_tokens"] == 120 and usage["cost_usd"] == pytest.approx((100 * 1 + 20 * 2) / 1e6)
+
+
+@pytest.mark.parametrize("status,pattern,calls", [
+    (401, "rejected the API key", 1),
+    (403, "refused access \\(403\\)", 1),
+    (404, "'test-model' was not found", 1),
+    (500, "HTTP 500", 3),
+])
+def test_non_streaming_errors_map_to_clear_messages(llm_env, mocked_openai_chat, status, pattern, calls):
+    from assistant.llm import chat
+
+    mocked_openai_chat.return_value = httpx.Response(status, json={"error": {"message": f"boom {FAKE_KEY}"}})
+    with pytest.raises(LLMError, match=pattern) as info:
+        chat(Settings.from_env(), [{"role": "user", "content": "hi"}], stream=False)
+    assert FAKE_KEY not in str(info.value)
+    assert mocked_openai_chat.call_count == calls
+
+
+def test_non_streaming_retries_then_succeeds_and_refused_connection(llm_env, mocked_openai_chat):
+    from assistant.llm import chat
+
+    mocked_openai_chat.side_effect = [httpx.Response(429, json={"error": {}}),
+                                      httpx.Response(502, json={"error": {}}),
+                                      httpx.Response(200, json=completion_json("ok"))]
+    assert chat(Settings.from_env(), [{"role": "user", "content": "hi"}], stream=False).text == "ok"
+    mocked_openai_chat.side_effect = httpx.ConnectError("Connection refused")
+    with pytest.raises(LLMError, match="cannot connect"):
+        chat(Settings.from_env(), [{"role": "user", "content": "hi"}], stream=False)
