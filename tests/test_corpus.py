@@ -180,3 +180,15 @@ def test_header_only_file_ingests_nothing_with_a_clear_message(tmp_path):
     with pytest.raises(InputError, match="no abstracts found"):
         ingest_paths([f], Settings(index_dir=tmp_path / "idx"))
     assert not (tmp_path / "idx" / "manifest.json").exists()
+
+
+def test_directory_of_mixed_files(tmp_path):
+    (tmp_path / "a.txt").write_text("Header\n\nFirst text abstract.\n")
+    (tmp_path / "b.jsonl").write_text('{"id": "j1", "title": "J", "abstract": "A JSONL abstract."}\n')
+    (tmp_path / "c.csv").write_text("id,title,abstract\nc1,C,A CSV abstract.\n")
+    (tmp_path / "empty.txt").write_text("")
+    (tmp_path / "figure.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")  # not an abstract file: ignored
+    (tmp_path / ".hidden.txt").write_text("Header\n\nHidden.\n")
+    papers, report = load_papers([tmp_path])
+    assert sorted(p.id for p in papers) == ["a#1", "c1", "j1"]
+    assert report.files == 4
