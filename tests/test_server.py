@@ -2,14 +2,9 @@
 
 import os
 import shutil
-import signal
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from assistant.config import Settings
@@ -18,13 +13,7 @@ from assistant.errors import IndexStoreError
 from assistant.index import Index, ingest
 from assistant.retrieve import Retriever
 
-from .conftest import FIXTURES
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from .conftest import FIXTURES, free_port, serve
 
 
 @pytest.fixture(scope="module")
@@ -36,24 +25,12 @@ def chroma_url(tmp_path_factory):
     exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
     if not Path(exe).exists():
         pytest.skip("the chroma CLI (from the chromadb package) is not installed")
-    port = _free_port()
-    data = tmp_path_factory.mktemp("chroma-server")
-    proc = subprocess.Popen([exe, "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(data)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    port = free_port()
+    work = tmp_path_factory.mktemp("chroma-server")
     url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(150):
-            try:
-                if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("chroma server did not start")
+    with serve([exe, "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(work / "data")],
+               f"{url}/api/v2/heartbeat", work / "server.log", "chroma server", timeout=30):
         yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
 
 
 def test_two_clients_of_one_server_share_index_manifest_and_bm25(chroma_url, tmp_path):
@@ -91,4 +68,4 @@ def test_cli_against_the_server(chroma_url, tmp_path):
 
 def test_unreachable_server_is_a_clear_error(tmp_path):
     with pytest.raises(IndexStoreError, match="cannot reach the Chroma server"):
-        Index(Settings(index_dir=tmp_path, chroma_url=f"http://127.0.0.1:{_free_port()}"))
+        Index(Settings(index_dir=tmp_path, chroma_url=f"http://127.0.0.1:{free_port()}"))
