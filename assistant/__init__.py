@@ -19,7 +19,7 @@ _LAZY = {
     "Answer": "answer", "Citation": "answer", "answer_question": "answer",
     "Conversation": "chat",
     "ingest_paths": "api", "search": "api", "ask": "api", "conversation": "api", "list_papers": "api",
-    "get_paper": "api", "index_stats": "api", "retriever": "api",
+    "get_paper": "api", "retriever": "api", "which": "api", "summarize": "api", "doctor": "api",
 }
 
 __all__ = ["AssistantError", "ConfigError", "IndexStoreError", "InputError", "LLMError", *_LAZY]

@@ -49,10 +49,6 @@ def get_paper(paper_id: str, settings: Settings, progress: Progress | None = Non
     return open_index(settings, progress=progress).get_paper(paper_id)
 
 
-def index_stats(settings: Settings) -> dict:
-    return Index(settings).stats()
-
-
 def remove_papers(paper_ids: list[str], settings: Settings) -> list[str]:
     from .index import remove
 

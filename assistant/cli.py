@@ -98,7 +98,7 @@ class _BuildProgress:
             self.progress = None
 
 
-def _first_run_progress(index_dir: Path | None):
+def _first_run_progress():
     """Progress bar used when a command has to build the default index first."""
     return _BuildProgress("Building the index from the bundled ICLR 2026 corpus (first run only)")
 
@@ -113,8 +113,15 @@ def render_sources(answer, console: Console | None = None) -> None:
         return
     console.print("\n[bold]Sources[/]")
     for c in answer.citations:
-        console.print(f"[bold cyan][{c.n}][/] [green]{escape(c.paper_id)}[/] — {escape(c.title)}")
-        console.print(f"    [dim]“{escape(c.snippet)}”[/]")
+        _print_paper(f"[{c.n}]", c.paper_id, c.title, c.snippet, console)
+
+
+def _print_paper(label: str, paper_id: str, title: str, quote: str | None = None, console: Console | None = None):
+    """One cited paper: label, id, title, and the quoted sentence or snippet."""
+    console = console or out
+    console.print(f"[bold cyan]{escape(label)}[/] [green]{escape(paper_id)}[/] — {escape(title)}")
+    if quote:
+        console.print(f"    [dim]“{escape(quote)}”[/]")
 
 
 def render_answer(answer, streamed: bool = False, console: Console | None = None) -> None:
@@ -229,7 +236,7 @@ def ask(
     streaming = settings.llm_enabled and not as_json
     stream = _streamer() if streaming else None
     try:
-        answer = ask_fn(question, settings, on_token=stream, progress=_first_run_progress(index_dir))
+        answer = ask_fn(question, settings, on_token=stream, progress=_first_run_progress())
     except BaseException:
         if stream:
             stream.close()
@@ -279,7 +286,7 @@ def search(
     if not query.strip():
         raise typer.BadParameter("the query is empty")
     settings = _settings(index_dir)
-    result = search_fn(query, settings, k=k, progress=_first_run_progress(index_dir))
+    result = search_fn(query, settings, k=k, progress=_first_run_progress())
     if as_json:
         _print_json({"query": query, "answerable": result.answerable,
                      "hits": [h.as_dict() for h in result.hits]})
@@ -308,7 +315,7 @@ def papers(
     """List the papers in the index."""
     from .api import list_papers
 
-    items = list_papers(_settings(index_dir), progress=_first_run_progress(index_dir))
+    items = list_papers(_settings(index_dir), progress=_first_run_progress())
     if as_json:
         _print_json([{"paper_id": p.id, "title": p.title, "source": p.source, "position": p.position,
                       "title_derived": p.title_derived, "url": p.url, "authors": list(p.authors)} for p in items])
@@ -334,7 +341,7 @@ def show(
     """Show one paper's full abstract and metadata."""
     from .api import get_paper
 
-    p = get_paper(paper_id, _settings(index_dir), progress=_first_run_progress(index_dir))
+    p = get_paper(paper_id, _settings(index_dir), progress=_first_run_progress())
     if as_json:
         _print_json({"paper_id": p.id, "title": p.title, "title_derived": p.title_derived, "abstract": p.abstract,
                      "source": p.source, "position": p.position, "authors": list(p.authors), "url": p.url,
@@ -360,15 +367,14 @@ def which(
     """Which / how many papers meet a criterion: checked against every paper, not just the top k."""
     from .api import which as which_fn
 
-    result = which_fn(criterion, _settings(index_dir), progress=_first_run_progress(index_dir))
+    result = which_fn(criterion, _settings(index_dir), progress=_first_run_progress())
     if as_json:
         _print_json(result.as_dict())
         return
     out.print(f"[bold]{len(result.papers)}[/] paper{'s' if len(result.papers) != 1 else ''} match "
               f"[italic]{escape(criterion)}[/]" + (" (judged by the LLM)" if result.mode == "llm" else ""))
     for i, f in enumerate(result.papers, 1):
-        out.print(f"[bold cyan]{i:>2}.[/] [green]{escape(f.paper_id)}[/] — {escape(f.title)}")
-        out.print(f"    [dim]“{escape(f.evidence)}”[/]")
+        _print_paper(f"{i:>2}.", f.paper_id, f.title, f.evidence)
 
 
 @app.command()
@@ -381,7 +387,7 @@ def summarize(
     """Overview of an area: its papers grouped into themes, each with its contribution, cited."""
     from .api import summarize as summarize_fn
 
-    summary = summarize_fn(area, _settings(index_dir), progress=_first_run_progress(index_dir))
+    summary = summarize_fn(area, _settings(index_dir), progress=_first_run_progress())
     if as_json:
         _print_json(summary.as_dict())
         return
@@ -393,7 +399,7 @@ def summarize(
     if summary.citations:
         out.print("\n[bold]Sources[/]")
         for c in summary.citations:
-            out.print(f"[bold cyan][{c.n}][/] [green]{escape(c.paper_id)}[/] — {escape(c.title)}")
+            _print_paper(f"[{c.n}]", c.paper_id, c.title)
 
 
 @app.command()
@@ -465,7 +471,7 @@ def eval_cmd(
     items = load_questions(file)
     settings = _settings(index_dir)
     report = evaluate_questions(items, settings, on_row=(lambda r: emit(public_row(r))) if emit else None,
-                                progress=_first_run_progress(index_dir))
+                                progress=_first_run_progress())
     summary = report.summary()
     if not as_json:
         from rich.table import Table
@@ -538,7 +544,7 @@ def chat(
     previous = store.load(cid) if cid else []
     if resume and cid is None:
         err.print("[dim]No saved conversation to continue; starting a new one.[/]")
-    conv = conversation(settings, progress=_first_run_progress(index_dir))
+    conv = conversation(settings, progress=_first_run_progress())
     conv.turns = [Turn(a.question, a) for a in previous]
     cid = cid or store.new()
     interactive = sys.stdin.isatty()

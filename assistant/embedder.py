@@ -14,7 +14,6 @@ import threading
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 # onnxruntime phones home unless told not to; this must happen before it is imported.
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")

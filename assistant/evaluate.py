@@ -11,7 +11,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from .config import Settings
 from .errors import InputError
@@ -199,8 +199,3 @@ def evaluate_beir(directory: Path, settings: Settings, k: int = 100, on_row: Cal
         if on_row:
             on_row({"id": qid, "hits": ranked})
     return {"queries": len(ndcg), "nDCG@10": _mean(ndcg), f"R@{k}": _mean(recall), "MRR@10": _mean(mrr)}
-
-
-def iter_rows(report: EvalReport) -> Iterator[dict]:
-    for row in report.rows:
-        yield public_row(row)

@@ -15,6 +15,7 @@ record, and only papers with a record are ever retrieved; stale chunks are swept
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -79,19 +80,16 @@ class IngestReport:
 def stem_tokenize(texts: list[str]):
     """BM25 tokenisation: lower-case words, English stop words removed, Snowball-stemmed."""
     import bm25s
+
+    return bm25s.tokenize(texts, stopwords="en", stemmer=stemmer(), show_progress=False)
+
+
+@functools.lru_cache(maxsize=1)
+def stemmer():
+    """The English Snowball stemmer BM25 and theme labels share."""
     import Stemmer
 
-    return bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(Stemmer), show_progress=False)
-
-
-_STEMMER = None
-
-
-def _stemmer(module):
-    global _STEMMER
-    if _STEMMER is None:
-        _STEMMER = module.Stemmer("english")
-    return _STEMMER
+    return Stemmer.Stemmer("english")
 
 
 def paper_to_meta(paper: Paper) -> dict:
@@ -124,7 +122,7 @@ def embed_text(paper: Paper, chunk_text: str) -> str:
 
 
 class Index:
-    """An opened index directory. Use :meth:`open` (reads) or :func:`ingest` (writes)."""
+    """An opened index. Read through :func:`open_index`; write through :func:`ingest` and :func:`remove`."""
 
     def __init__(self, settings: Settings, create: bool = False):
         from .embedder import embedder_id
@@ -136,8 +134,10 @@ class Index:
         self._embedder = None
         self._bm25 = None
         self._bm25_ids: list[str] | None = None
+        self._bm25_pos: dict[str, int] | None = None
         self._papers_cache: dict[str, Paper] | None = None
-        self._idf = None
+        self._idf: dict[str, float] | None = None
+        self._sentence_cache: dict = {}
         if self.remote:
             # the server holds everything shared (collections + manifest); self.dir only caches BM25
             self.client = self._client()
@@ -151,12 +151,15 @@ class Index:
         self.manifest = manifest
         if not self.remote:
             self.client = self._client()
+        self._open_collections()
+
+    # --- plumbing -------------------------------------------------------------------------
+
+    def _open_collections(self) -> None:
         self.chunks = self.client.get_or_create_collection(CHUNKS, metadata={"hnsw:space": "cosine"},
                                                            embedding_function=None)
         self.papers = self.client.get_or_create_collection(PAPERS, metadata={"hnsw:space": "cosine"},
                                                            embedding_function=None)
-
-    # --- plumbing -------------------------------------------------------------------------
 
     def reopen(self) -> None:
         """Drop Chroma's per-process cache of this store and open it afresh: after another process
@@ -166,10 +169,7 @@ class Index:
         if not self.remote:
             SharedSystemClient.clear_system_cache()
         self.client = self._client()
-        self.chunks = self.client.get_or_create_collection(CHUNKS, metadata={"hnsw:space": "cosine"},
-                                                           embedding_function=None)
-        self.papers = self.client.get_or_create_collection(PAPERS, metadata={"hnsw:space": "cosine"},
-                                                           embedding_function=None)
+        self._open_collections()
 
     def _client(self):
         import chromadb
@@ -275,9 +275,16 @@ class Index:
                     raise ValueError("stale")
                 self._bm25 = bm25s.BM25.load(str(path), mmap=False, show_progress=False, verbosity=0)
                 self._bm25_ids = ids["ids"]
+                self._bm25_pos = None
             except (OSError, ValueError, KeyError, json.JSONDecodeError):
                 self.rebuild_bm25()
         return self._bm25, self._bm25_ids
+
+    def bm25_positions(self) -> dict[str, int]:
+        """paper id -> its row in the BM25 index (built once per BM25 load)."""
+        if self._bm25_pos is None:
+            self._bm25_pos = {pid: i for i, pid in enumerate(self.bm25()[1])}
+        return self._bm25_pos
 
     def rebuild_bm25(self) -> None:
         import bm25s
@@ -302,12 +309,12 @@ class Index:
             os.replace(final, old)
         os.replace(tmp, final)
         shutil.rmtree(old, ignore_errors=True)
-        self._bm25, self._bm25_ids = (retriever if papers else None), ids
+        self._bm25, self._bm25_ids, self._bm25_pos = (retriever if papers else None), ids, None
         self._idf = None
 
     def term_weights(self) -> dict[str, float]:
         """IDF of each stemmed term in the BM25 vocabulary (document frequency from the CSC matrix)."""
-        if getattr(self, "_idf", None) is None:
+        if self._idf is None:
             retriever, ids = self.bm25()
             idf: dict[str, float] = {}
             if retriever is not None:
@@ -322,7 +329,7 @@ class Index:
     def sentence_vectors(self, paper_id: str, abstract: str):
         """(sentences, their vectors) of one abstract, cached for the life of this Index:
         a chat session asks about the same papers again and again."""
-        cache = self.__dict__.setdefault("_sentence_cache", {})
+        cache = self._sentence_cache
         key = (paper_id, hash(abstract))
         if key not in cache:
             from .answer import split_sentences

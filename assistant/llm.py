@@ -8,7 +8,7 @@ SDK's capped exponential backoff; 401/403/404 are not retried. Every failure bec
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from .config import Settings
 from .errors import LLMError
@@ -124,7 +124,7 @@ def _consume(response, settings: Settings, on_token: Callable[[str], None] | Non
     model = settings.model
     finished = False
     try:
-        for chunk in _iter(response):
+        for chunk in response:
             if getattr(chunk, "usage", None):
                 usage = chunk.usage.model_dump()
             model = getattr(chunk, "model", None) or model
@@ -143,7 +143,3 @@ def _consume(response, settings: Settings, on_token: Callable[[str], None] | Non
         return Completion(text="".join(parts), complete=False, usage=usage, model=model)
     text = "".join(parts)
     return Completion(text=text, complete=finished, usage=usage, model=model)
-
-
-def _iter(response) -> Iterator:
-    yield from response

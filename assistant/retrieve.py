@@ -51,10 +51,10 @@ def fuse(dense: dict[str, float], bm25: dict[str, float], dense_weight: float) -
             for pid, d in dense.items()}
 
 
-def _retry_during_ingest(call, attempts: int = 4, reopen=None):
-    """Run a Chroma read; an ingest in another process can briefly leave the reader's vector
-    index behind its metadata ("Error finding id"). Waiting and reading again sees a consistent
-    state; only if that keeps failing is it the user's problem."""
+def _retry_during_ingest(call, reopen, attempts: int = 4):
+    """Run a Chroma read; an ingest in another process can leave this process's cached vector
+    segments behind the metadata ("Error finding id"). Reopening the store and reading again sees
+    a consistent state; only if that keeps failing is it the user's problem."""
     import time
 
     from .errors import IndexStoreError
@@ -63,14 +63,13 @@ def _retry_during_ingest(call, attempts: int = 4, reopen=None):
         try:
             return call()
         except Exception as exc:  # chromadb raises InternalError and friends
-            if type(exc).__module__.split(".")[0] != "chromadb" or attempt == attempts - 1:
-                if type(exc).__module__.split(".")[0] == "chromadb":
-                    raise IndexStoreError(f"the index is changing under an ingest ({exc}); "
-                                          "try again when the ingest has finished") from exc
+            if type(exc).__module__.split(".")[0] != "chromadb":
                 raise
+            if attempt == attempts - 1:
+                raise IndexStoreError(f"the index is changing under an ingest ({exc}); "
+                                      "try again when the ingest has finished") from exc
             time.sleep(0.2 * (attempt + 1))
-            if reopen is not None:
-                reopen()
+            reopen()
 
 
 class Retriever:
@@ -120,7 +119,7 @@ class Retriever:
             where = {"paper_id": {"$in": sorted(self.allowed)}}
         res = _retry_during_ingest(lambda: self.index.chunks.query(
             query_embeddings=[qvec.tolist()], n_results=min(n_chunks, total),
-            include=["distances", "metadatas", "documents"], where=where), reopen=self.index.reopen)
+            include=["distances", "metadatas", "documents"], where=where), self.index.reopen)
         best: dict[str, tuple[float, str, str]] = {}
         for cid, dist, meta, doc in zip(res["ids"][0], res["distances"][0], res["metadatas"][0], res["documents"][0]):
             sim = 1.0 - float(dist)
@@ -135,7 +134,7 @@ class Retriever:
             return {}
         got = _retry_during_ingest(lambda: self.index.chunks.get(where={"paper_id": {"$in": paper_ids}},
                                                                  include=["embeddings", "metadatas", "documents"]),
-                                   reopen=self.index.reopen)
+                                   self.index.reopen)
         best: dict[str, tuple[float, str, str]] = {}
         if not got["ids"]:
             return best
@@ -158,13 +157,16 @@ class Retriever:
         return np.asarray(retriever.get_scores([inv[i] for i in tokens.ids[0]]), dtype=np.float32)
 
     def bm25(self, query: str, n: int) -> dict[str, float]:
-        """The top-n papers by BM25 with their scores."""
-        scores = self.bm25_all(query)
+        """The top-n papers by BM25 (within the filter, if any) with their scores."""
+        return self._bm25_top(self.bm25_all(query), n)
+
+    def _bm25_top(self, scores: np.ndarray | None, n: int) -> dict[str, float]:
         if scores is None:
             return {}
         ids = self.index.bm25()[1]
-        top = np.argsort(-scores)[:n]
-        return {ids[int(i)]: float(scores[i]) for i in top if scores[i] > 0}
+        if self.allowed is not None:
+            scores = scores * np.array([pid in self.allowed for pid in ids], dtype=np.float32)
+        return {ids[int(i)]: float(scores[i]) for i in np.argsort(-scores)[:n] if scores[i] > 0}
 
     def search(self, query: str, k: int | None = None, candidates: int = 100) -> Retrieval:
         """Top-k papers for a query, fused from dense and BM25 rankings, with the gate's verdict.
@@ -177,16 +179,10 @@ class Retriever:
         qvec = self.embed_query(query)
         dense = self.dense(qvec, max(candidates, k * 4))
         all_bm25 = self.bm25_all(query)
-        bm25: dict[str, float] = {}
+        bm25 = self._bm25_top(all_bm25, max(candidates, k * 2))
         if all_bm25 is not None:
-            ids = self.index.bm25()[1]
-            pos = {pid: i for i, pid in enumerate(ids)}
-            if self.allowed is not None:
-                all_bm25 = all_bm25 * np.array([pid in self.allowed for pid in ids], dtype=np.float32)
-            for i in np.argsort(-all_bm25)[:max(candidates, k * 2)]:
-                if all_bm25[i] > 0:
-                    bm25[ids[int(i)]] = float(all_bm25[i])
-            for pid in list(dense):  # exact BM25 for the dense candidates too
+            pos = self.index.bm25_positions()
+            for pid in dense:  # exact BM25 for the dense candidates too
                 if pid in pos:
                     bm25.setdefault(pid, float(all_bm25[pos[pid]]))
         missing = [pid for pid in bm25 if pid not in dense]
@@ -212,10 +208,8 @@ class Retriever:
     # unanswerable and out-of-domain questions.
 
     def threshold(self) -> float:
-        if self.settings.min_relevance is not None:
-            return self.settings.min_relevance
-        return float((self.index.manifest or {}).get("gate_threshold", DEFAULT_GATE))
+        return self.settings.min_relevance if self.settings.min_relevance is not None else DEFAULT_GATE
 
 
-#: Dense-cosine threshold used when the index has no calibrated one (see benchmarks/gate.py).
+#: Gate threshold on the best-chunk cosine, calibrated by benchmarks/gate.py (ASSISTANT_MIN_RELEVANCE overrides).
 DEFAULT_GATE = 0.41

@@ -13,7 +13,6 @@ contribution, cited.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter
@@ -22,7 +21,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .answer import Citation, split_sentences
+from .answer import Citation
 from .config import Settings
 from .retrieve import Retriever
 
@@ -100,14 +99,13 @@ def _paper_scores(retriever: Retriever, qvec: np.ndarray) -> tuple[list[str], np
     return ids, np.array([best[p] for p in ids]), text
 
 
-def best_sentence(retriever: Retriever, query: str, qvec: np.ndarray, abstract: str, prefer_contribution: bool = False) -> str:
+def best_sentence(retriever: Retriever, query: str, qvec: np.ndarray, paper, prefer_contribution: bool = False) -> str:
+    """The paper's sentence that best matches the query (optionally favouring "we propose ..." ones)."""
     from .answer import _terms
-    from .embedder import embed_array
 
-    sentences = split_sentences(abstract)
+    sentences, vecs = retriever.index.sentence_vectors(paper.id, paper.abstract)
     if not sentences:
-        return abstract
-    vecs = embed_array(retriever.index.embedder, sentences)
+        return paper.abstract
     qterms = _terms(query)
     score = vecs @ qvec + 0.3 * np.array([len(qterms & _terms(s)) / max(len(qterms), 1) for s in sentences])
     if prefer_contribution:
@@ -139,7 +137,7 @@ def which(retriever: Retriever, criterion: str, settings: Settings | None = None
         chosen = [i for i in np.argsort(-scores) if ids[i] in keep]
     else:
         chosen = [i for i in np.argsort(-scores) if scores[i] >= threshold and z[i] >= z_cut]
-    findings = [Finding(ids[i], papers[ids[i]].title, best_sentence(retriever, query, qvec, papers[ids[i]].abstract),
+    findings = [Finding(ids[i], papers[ids[i]].title, best_sentence(retriever, query, qvec, papers[ids[i]]),
                         float(scores[i])) for i in chosen]
     return WhichResult(criterion, findings, mode, threshold)
 
@@ -186,11 +184,9 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z\-]{2,}")
 
 def _label(texts: list[str], exclude: set[str], weights: dict[str, float], n: int = 3) -> str:
     """The cluster's most distinctive terms (tf x idf), shown in their most common surface form."""
-    import Stemmer
+    from .index import stemmer
 
-    from .index import _stemmer
-
-    stem = _stemmer(Stemmer)
+    stem = stemmer()
     from bm25s.stopwords import STOPWORDS_EN
 
     stop = set(STOPWORDS_EN) | {"propose", "proposed", "method", "methods", "approach", "model", "models", "results",
@@ -248,7 +244,7 @@ def summarize(retriever: Retriever, area: str, settings: Settings | None = None,
     themes = []
     for members in sorted(clusters, key=lambda c: min(ids.index(ids[i]) for i in c)):
         findings = [Finding(ids[i], papers[ids[i]].title,
-                            best_sentence(retriever, query, qvec, papers[ids[i]].abstract, prefer_contribution=True),
+                            best_sentence(retriever, query, qvec, papers[ids[i]], prefer_contribution=True),
                             0.0) for i in sorted(members)]
         label = _label([papers[f.paper_id].abstract for f in findings], exclude, weights) if k > 1 else query
         themes.append(Theme(label, findings))
@@ -289,7 +285,3 @@ def _llm_synthesis(settings: Settings, summary: Summary) -> Summary:
     summary.citations = [c for c in summary.citations if c.n in cited and c.n in valid]
     summary.mode = "llm"
     return summary
-
-
-def to_json(obj) -> str:
-    return json.dumps(obj.as_dict(), ensure_ascii=False, indent=2)

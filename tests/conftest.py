@@ -153,3 +153,13 @@ def serve(cmd: list[str], health_url: str, log_path: Path, what: str, timeout: f
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
+
+
+def heavy_modules_after(code: str, modules=("chromadb", "onnxruntime", "openai", "llama_index.core")) -> list[str]:
+    """Which of ``modules`` a fresh interpreter has imported after running ``code``."""
+    import subprocess
+    import sys
+
+    probe = f"{code}\nimport sys; print(','.join(m for m in {tuple(modules)!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return [m for m in out.stdout.strip().split(",") if m]

@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from assistant.answer import (Answer, answer_question, format_sources, parse_citations, split_sentences)
+from assistant.answer import answer_question, format_sources, parse_citations, split_sentences
 from assistant.config import Settings
 from assistant.index import Index
 from assistant.prompts import NO_ANSWER_PHRASE

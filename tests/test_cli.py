@@ -4,7 +4,6 @@ import json
 import subprocess
 import sys
 
-import pytest
 from typer.testing import CliRunner
 
 from assistant.cli import app
@@ -102,11 +101,9 @@ def test_streamed_llm_answer_is_printed_with_sources(bundled_index_dir, mocked_o
 
 
 def test_help_is_fast_and_does_not_import_heavy_modules():
-    code = ("import sys; from assistant.cli import app; "
-            "heavy = [m for m in ('chromadb', 'onnxruntime', 'openai', 'llama_index.core') if m in sys.modules]; "
-            "print(heavy)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    from .conftest import heavy_modules_after
+
+    assert heavy_modules_after("from assistant.cli import app") == []
     res = subprocess.run([sys.executable, "-m", "assistant", "--help"], capture_output=True, text=True)
     assert res.returncode == 0 and "ingest" in res.stdout and "ask" in res.stdout
 

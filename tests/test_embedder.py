@@ -51,11 +51,8 @@ def test_llama_index_face_matches_the_local_embedder():
 
 
 def test_query_path_does_not_import_llama_index():
-    import subprocess
-    import sys
+    from .conftest import heavy_modules_after
 
-    code = ("import sys; from assistant.embedder import get_embedder; from assistant.config import Settings; "
-            "get_embedder(Settings()).embed_array(['x']); import assistant.retrieve, assistant.answer; "
-            "print('llama_index.core' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    code = ("from assistant.embedder import get_embedder; from assistant.config import Settings; "
+            "get_embedder(Settings()).embed_array(['x']); import assistant.retrieve, assistant.answer")
+    assert heavy_modules_after(code, ["llama_index.core"]) == []

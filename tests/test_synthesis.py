@@ -1,6 +1,5 @@
 import json
 
-import pytest
 from typer.testing import CliRunner
 
 from assistant.cli import app
