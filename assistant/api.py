@@ -114,3 +114,21 @@ def summarize(area: str, settings: Settings, progress: Progress | None = None):
     from .synthesis import summarize as summarize_fn
 
     return summarize_fn(retriever(settings, progress), area, settings)
+
+
+def corpus_map(query: str | None, settings: Settings, out: Path | None = None, method: str = "tsne",
+               progress: Progress | None = None):
+    """Lay out the index (cached per index version), highlight the query's papers, write HTML or PNG."""
+    from .landscape import build_map, default_out, write_map
+
+    from .errors import InputError
+
+    path = Path(out) if out else default_out(query)
+    # fail before any work
+    if path.suffix.lower() not in (".html", ".htm", ".png"):
+        raise InputError(f"cannot write a map as {path.suffix or 'a file without suffix'!r}; "
+                         "use --out NAME.html or NAME.png")
+    if not path.parent.is_dir():
+        raise InputError(f"folder {path.parent} does not exist; create it or pick another --out path")
+    cmap = build_map(retriever(settings, progress), query, method)
+    return cmap, write_map(cmap, path)

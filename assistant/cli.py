@@ -402,6 +402,44 @@ def summarize(
             _print_paper(f"[{c.n}]", c.paper_id, c.title)
 
 
+@app.command("map")
+@handle_errors
+def map_cmd(
+    query: Annotated[Optional[str], typer.Argument(help='Highlight and number the papers this retrieves, '
+                                                   'e.g. "federated learning"', show_default=False)] = None,
+    out_path: Annotated[Optional[Path], typer.Option("--out", "-o", help="map.html (interactive, self-contained) "
+                                                     "or map.png (static)  [default: map.html or map-QUERY.html]",
+                                                     show_default=False)] = None,
+    method: Annotated[str, typer.Option("--layout", help="Projection: tsne (keeps neighbourhoods) or pca (fast)")]
+    = "tsne",
+    index_dir: IndexDir = None,
+    as_json: JsonFlag = False,
+):
+    """A 2-D map of every paper, coloured by theme; with a QUERY its papers are numbered like citations."""
+    from .api import corpus_map
+
+    with err.status("Laying out the map (once per index version)…", spinner="dots") if not as_json else _null():
+        cmap, path = corpus_map(query, _settings(index_dir), out_path, method, progress=_first_run_progress())
+    if as_json:
+        _print_json({"out": str(path.resolve()), **cmap.as_dict()})
+        return
+    where = path.resolve()
+    out.print(f"Map of [bold]{len(cmap.points):,}[/] papers in {len(cmap.themes)} themes written to "
+              f"[link={where.as_uri()}]{escape(str(path))}[/link]")
+    if query:
+        if cmap.marked:
+            for p in cmap.marked:
+                _print_paper(f"[{p.mark}]", p.paper_id, p.title)
+        else:
+            out.print("No paper in the index matches the query; nothing is highlighted.")
+
+
+def _null():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
 @app.command()
 @handle_errors
 def remove(

@@ -1,4 +1,4 @@
-"""The installed wheel carries the prompts, the bundled corpus and the tokenizer."""
+"""The installed wheel carries the prompts, the bundled corpus, the tokenizer and the map template."""
 
 import subprocess
 import sys
@@ -17,4 +17,5 @@ def test_wheel_contains_prompts_corpus_and_tokenizer(tmp_path):
     for name in ("system", "answer", "condense"):
         assert f"assistant/prompts/{name}.txt" in names
     assert "assistant/data/minilm/tokenizer.json" in names
+    assert "assistant/templates/map.html" in names
     assert sum(1 for n in names if n.startswith("assistant/data/iclr2026/") and n.endswith(".txt")) == 5

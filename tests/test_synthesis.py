@@ -3,7 +3,7 @@ import json
 from typer.testing import CliRunner
 
 from assistant.cli import app
-from assistant.synthesis import _cluster, strip_leadin
+from assistant.synthesis import cluster, strip_leadin
 
 FL = {"000_c647aebf503422f2#1", "001_920fbba894271a85#10", "002_20c6bded0bdf1017#1", "004_b9c85a56bb10ecbe#5"}
 runner = CliRunner()
@@ -46,7 +46,7 @@ def test_clustering_separates_two_obvious_groups():
 
     a = np.array([[1, 0.1, 0], [1, 0, 0.1], [0, 1, 0.1], [0.1, 1, 0]], dtype=np.float32)
     a /= np.linalg.norm(a, axis=1, keepdims=True)
-    groups = sorted(sorted(c) for c in _cluster(a, 2))
+    groups = sorted(sorted(c) for c in cluster(a, 2))
     assert groups == [[0, 1], [2, 3]]
 
 

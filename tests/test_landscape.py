@@ -1,0 +1,247 @@
+"""The corpus map: layout, themes, query marks, cache, PNG decoding and the HTML in a real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from assistant.cli import app
+from assistant.config import Settings
+from assistant.landscape import build_map, place_labels, write_html, write_png
+from assistant.retrieve import Retriever
+
+runner = CliRunner()
+FL_PAPERS = {"000_c647aebf503422f2#1", "001_920fbba894271a85#10", "002_20c6bded0bdf1017#1", "004_b9c85a56bb10ecbe#5"}
+
+
+def _retriever(index_dir: Path) -> Retriever:
+    from assistant.index import open_index
+
+    settings = Settings.from_env(index_dir=index_dir)
+    return Retriever(open_index(settings, build_default=False), settings)
+
+
+@pytest.fixture(scope="module")
+def fl_map(tmp_path_factory, bundled_index_dir):
+    """The bundled corpus mapped with the query "federated learning" (its own copy: the map cache writes)."""
+    index_dir = tmp_path_factory.mktemp("map") / "index"
+    shutil.copytree(bundled_index_dir, index_dir)
+    return build_map(_retriever(index_dir), "federated learning")
+
+
+def _boxes_overlap(a, b) -> bool:
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+
+
+def test_place_labels_keeps_crowded_labels_apart_and_inside_the_frame():
+    anchors = [(100.0, 100.0)] * 6 + [(395.0, 5.0)]
+    sizes = [(80.0, 16.0)] * 7
+    placed = place_labels(anchors, sizes, 400, 300)
+    boxes = [(x - w / 2, y - h / 2, x + w / 2, y + h / 2) for (x, y), (w, h) in zip(placed, sizes)]
+    for i, a in enumerate(boxes):
+        assert 0 <= a[0] and a[2] <= 400 and 0 <= a[1] and a[3] <= 300
+        for b in boxes[i + 1:]:
+            assert not _boxes_overlap(a, b)
+    # the first label needs no move; later ones stay near their anchor
+    assert placed[0] == (100.0, 100.0)
+    assert all(abs(x - 100) + abs(y - 100) < 150 for x, y in placed[1:6])
+
+
+def test_place_labels_avoids_taken_boxes():
+    (x, y), = place_labels([(50.0, 50.0)], [(40.0, 10.0)], 200, 200, taken=[(30, 40, 70, 60)])
+    assert not _boxes_overlap((x - 20, y - 5, x + 20, y + 5), (30, 40, 70, 60))
+
+
+def test_map_has_every_paper_in_themes_and_numbers_the_query_papers(fl_map):
+    assert len(fl_map.points) == 95
+    assert len({p.paper_id for p in fl_map.points}) == 95
+    assert 2 <= len(fl_map.themes) <= 12
+    assert sum(t.size for t in fl_map.themes) == 95
+    assert len({t.label for t in fl_map.themes}) == len(fl_map.themes)  # labels are distinct
+    assert all(np.isfinite([p.x, p.y]).all() for p in fl_map.points)
+    assert {p.paper_id for p in fl_map.marked} == FL_PAPERS
+    assert [p.mark for p in fl_map.marked] == [1, 2, 3, 4]
+    assert fl_map.answerable is True
+
+
+def test_unanswerable_query_highlights_nothing(bundled_index_dir, tmp_path):
+    index_dir = tmp_path / "index"
+    shutil.copytree(bundled_index_dir, index_dir)
+    cmap = build_map(_retriever(index_dir), "sourdough bread fermentation temperature")
+    assert cmap.answerable is False
+    assert cmap.marked == []
+
+
+def test_layout_is_cached_per_index_version(mini_index):
+    from assistant.corpus import Paper
+    from assistant.index import ingest
+
+    first = build_map(_retriever(mini_index))
+    assert not first.layout_cached
+    again = build_map(_retriever(mini_index))
+    assert again.layout_cached
+    assert [(p.paper_id, p.x, p.y) for p in again.points] == [(p.paper_id, p.x, p.y) for p in first.points]
+    # a new paper changes the index fingerprint: the layout is recomputed and includes it
+    new = Paper(id="extra#1", title="Sparse autoencoders for protein folding",
+                              abstract="We fold proteins with sparse autoencoders trained on structure data.",
+                              source="extra", position=1)
+    ingest([new], Settings.from_env(index_dir=mini_index))
+    after = build_map(_retriever(mini_index))
+    assert not after.layout_cached
+    assert "extra#1" in {p.paper_id for p in after.points}
+    assert len(list((mini_index / "map").glob("*.json"))) == 1  # the stale layout was replaced
+
+
+def test_png_decodes_to_a_full_size_non_blank_picture(fl_map, tmp_path):
+    import matplotlib.image as mpimg
+
+    out = write_png(fl_map, tmp_path / "m.png")
+    img = mpimg.imread(out)
+    assert img.shape[:2] == (1200, 1920)
+    rgb = img[..., :3]
+    assert rgb.std() > 0.05  # not a blank canvas
+    coloured = (rgb.max(axis=2) - rgb.min(axis=2)) > 0.25
+    assert coloured.sum() > 2000  # theme colours are drawn, not just black text
+
+
+def test_html_is_self_contained(fl_map, tmp_path):
+    out = write_html(fl_map, tmp_path / "m.html")
+    page = out.read_text()
+    for needle in ("http://", "https://"):  # nothing fetched at view time (the SVG namespace is not a fetch)
+        for line in page.splitlines():
+            if needle in line:
+                assert "www.w3.org/2000/svg" in line
+    assert "<script src" not in page and "<link" not in page
+
+
+# --- the HTML in a real browser -------------------------------------------------------------------
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+
+@pytest.fixture
+def browser(tmp_path):
+    if not (CHROMIUM and CHROMEDRIVER):
+        if os.environ.get("CI"):
+            pytest.fail("chromium and chromium-driver must be installed in CI (.ci/run installs them)")
+        pytest.skip("Debian's chromium and chromium-driver are not installed (.ci/run installs them)")
+    selenium = pytest.importorskip("selenium")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-dev-shm-usage",
+                 f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,900"):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    assert selenium
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _open(driver, path: Path):
+    driver.get(path.resolve().as_uri())
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        state = driver.execute_script("return [document.body.dataset.ready, document.body.dataset.error]")
+        if state[0] or state[1]:
+            break
+        time.sleep(0.1)
+    assert state[1] is None, f"the page failed: {state[1]}"
+    assert state[0] == "1", "the page never finished drawing"
+
+
+def test_html_in_headless_chromium_draws_every_paper_and_filters(fl_map, tmp_path, browser):
+    from selenium.webdriver.common.by import By
+
+    out = write_html(fl_map, tmp_path / "m.html")
+    _open(browser, out)
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []
+    assert browser.execute_script("return document.querySelectorAll('#points circle.paper').length") == 95
+    assert browser.execute_script("return document.querySelectorAll('#labels text').length") == len(fl_map.themes)
+    numbers = browser.execute_script("return [...document.querySelectorAll('#marks text')].map(t => t.textContent)")
+    assert numbers == ["1", "2", "3", "4"]
+
+    box = browser.find_element(By.ID, "search")
+    box.send_keys("federated")
+    expected = sum("federated" in f"{p.title} {p.abstract} {p.paper_id}".lower() for p in fl_map.points)
+    assert 4 <= expected < 95
+    deadline = time.time() + 5
+    while time.time() < deadline and browser.execute_script("return document.body.dataset.shown") != str(expected):
+        time.sleep(0.05)
+    assert browser.execute_script("return document.querySelectorAll('#points circle.paper:not(.dim)').length") == expected
+    assert f"{expected} of 95" in browser.find_element(By.ID, "count").text
+    box.clear()
+    box.send_keys("zzzz-no-such-word")
+    time.sleep(0.2)
+    assert browser.execute_script("return document.querySelectorAll('#points circle.paper:not(.dim)').length") == 0
+
+    # clicking a numbered mark shows that paper's abstract
+    browser.execute_script("document.querySelector('#marks text').dispatchEvent(new MouseEvent('click', {bubbles: true}))")
+    shown = browser.find_element(By.ID, "abstract").text
+    first = fl_map.marked[0]
+    assert shown.split()[:8] == first.abstract.split()[:8]
+
+
+def test_html_escapes_hostile_titles(tmp_path, browser):
+    from assistant.corpus import Paper
+    from assistant.index import ingest
+
+    index_dir = tmp_path / "index"
+    hostile = [Paper(id=f"h#{i}", title=f'<img src=x onerror="document.body.dataset.pwned=1"> paper {i}',
+                     abstract=f"<script>document.body.dataset.pwned=1</script> Abstract number {i} about graphs.",
+                     source="h", position=i) for i in range(1, 6)]
+    ingest(hostile, Settings.from_env(index_dir=index_dir))
+    out = write_html(build_map(_retriever(index_dir)), tmp_path / "h.html")
+    _open(browser, out)
+    browser.execute_script("document.querySelector('#points circle').dispatchEvent(new MouseEvent('click', {bubbles: true}))")
+    browser.execute_script("document.querySelector('#points circle').dispatchEvent(new MouseEvent('mousemove', {bubbles: true}))")
+    assert browser.execute_script("return document.body.dataset.pwned") is None
+    assert browser.execute_script("return document.querySelectorAll('img').length") == 0
+
+
+# --- CLI ------------------------------------------------------------------------------------------
+
+
+def test_cli_map_writes_png_and_reports_json(bundled_index_dir, tmp_path):
+    index_dir = tmp_path / "index"
+    shutil.copytree(bundled_index_dir, index_dir)
+    out = tmp_path / "fl.png"
+    result = runner.invoke(app, ["map", "federated learning", "--out", str(out), "--index-dir", str(index_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["out"] == str(out.resolve())
+    assert {h["paper_id"] for h in data["highlighted"]} == FL_PAPERS
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_map_default_name_is_printed(mini_index, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["map", "--index-dir", str(mini_index)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "map.html").exists()
+    assert "map.html" in result.stdout
+
+
+@pytest.mark.parametrize("out, message", [("m.pdf", "use --out NAME.html or NAME.png"),
+                                          ("missing-dir/m.html", "does not exist")])
+def test_cli_map_bad_output_is_one_line_error(mini_index, tmp_path, out, message):
+    result = runner.invoke(app, ["map", "--out", str(tmp_path / out), "--index-dir", str(mini_index)])
+    assert result.exit_code == 3
+    assert message in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+    assert not (tmp_path / out).exists()
