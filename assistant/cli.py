@@ -11,13 +11,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from .errors import AssistantError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 app = typer.Typer(
     name="assistant",
@@ -25,10 +26,37 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,  # locals hold the API key
-    rich_markup_mode="rich",
+    rich_markup_mode=None,  # plain click help: typer.rich_utils would add ~0.1 s to every --help and usage error
 )
-out = Console(highlight=False, soft_wrap=False)
-err = Console(stderr=True, highlight=False)
+
+
+class _LazyConsole:
+    """A rich Console made on first use: importing rich.console costs ~50 ms that --help never needs."""
+
+    def __init__(self, **options):
+        self._options = options
+        self._console = None
+
+    @property
+    def real(self):
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+def escape(text: str) -> str:
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+out = _LazyConsole(highlight=False, soft_wrap=False)
+err = _LazyConsole(stderr=True, highlight=False)
 
 _GLOBAL: dict = {}
 
@@ -85,7 +113,7 @@ class _BuildProgress:
 
         if self.progress is None:
             self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                     TimeRemainingColumn(), console=err, transient=False)
+                                     TimeRemainingColumn(), console=getattr(err, "real", err), transient=False)
             self.progress.start()
             self.task = self.progress.add_task(self.label, total=total)
         self.progress.update(self.task, completed=done, total=total)
@@ -161,7 +189,7 @@ class _Stream:
             from rich.markdown import Markdown
 
             if self.live is None:
-                self.live = Live(console=out, refresh_per_second=12, vertical_overflow="visible")
+                self.live = Live(console=getattr(out, "real", out), refresh_per_second=12, vertical_overflow="visible")
                 self.live.start()
             self.live.update(Markdown("".join(self.parts)))
         else:
