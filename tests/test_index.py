@@ -113,3 +113,32 @@ def test_concurrent_ingest_is_refused_with_a_clear_message(mini_index):
 def test_missing_index_is_a_clear_error(tmp_path):
     with pytest.raises(IndexStoreError, match="assistant ingest"):
         Index(Settings(index_dir=tmp_path / "none"))
+
+
+def test_sentence_vectors_are_reused_by_a_new_process_and_a_broken_cache_is_recomputed(mini_index, monkeypatch):
+    """The next `assistant ask` (a new Index) reads the quoted abstracts' sentence vectors from disk."""
+    import numpy as np
+
+    import assistant.embedder as embedder_mod
+    from assistant.config import Settings
+    from assistant.index import SENTENCE_CACHE, Index
+
+    settings = Settings.from_env(index_dir=mini_index)
+    first = Index(settings)
+    paper = next(iter(first.all_papers().values()))
+    sentences, vecs = first.sentence_vectors(paper.id, paper.abstract)
+    assert len(sentences) > 1 and vecs.shape == (len(sentences), 384)
+
+    def no_embedding(*a, **k):
+        raise AssertionError("embedded again instead of reading the cache")
+
+    monkeypatch.setattr(embedder_mod, "embed_array", no_embedding)
+    again = Index(settings).sentence_vectors(paper.id, paper.abstract)
+    assert again[0] == sentences and np.array_equal(again[1], vecs)
+
+    monkeypatch.undo()
+    (mini_index / SENTENCE_CACHE).write_bytes(b"not a database")
+    rebuilt = Index(settings).sentence_vectors(paper.id, paper.abstract)
+    assert rebuilt[0] == sentences and np.allclose(rebuilt[1], vecs, atol=1e-6)
+    monkeypatch.setattr(embedder_mod, "embed_array", no_embedding)
+    assert Index(settings).sentence_vectors(paper.id, paper.abstract)[0] == sentences  # the cache was rebuilt
