@@ -21,6 +21,7 @@ from .retrieve import Hit, Retrieval, Retriever
 CITATION_RE = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
 EXTRACTIVE_LABEL = "Extractive answer (no LLM configured): verbatim sentences from the abstracts."
 INCOMPLETE_MARK = "[answer incomplete: the LLM stream stopped early]"
+LENGTH_MARK = "[answer cut at {n} tokens: raise ASSISTANT_MAX_TOKENS for longer answers]"
 
 
 @dataclass
@@ -187,7 +188,9 @@ def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settin
     completion = chat(settings, messages, on_token=on_token)
     text, cited, invalid = parse_citations(completion.text.strip(), len(hits))
     answerable = NO_ANSWER_PHRASE.lower().rstrip(".") not in text.lower() or bool(cited)
-    if not completion.complete:
+    if completion.finish_reason == "length":
+        text = f"{text}\n\n{LENGTH_MARK.format(n=settings.max_tokens)}"
+    elif not completion.complete:
         text = f"{text}\n\n{INCOMPLETE_MARK}"
     answer = Answer(question=question, text=text, mode="llm", answerable=answerable,
                     citations=_citations(hits, cited) if answerable else [], sources=hits,

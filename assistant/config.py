@@ -82,6 +82,9 @@ class Settings:
     llm: str = "auto"
     #: ASSISTANT_LLM_TIMEOUT: seconds per LLM request.
     llm_timeout: float = 60.0
+    #: ASSISTANT_MAX_TOKENS: most tokens the LLM may write per answer (0 = no cap); a small local model
+    #: that loops would otherwise write until its context is full.
+    max_tokens: int = 1024
     #: ASSISTANT_LLM_MAX_RETRIES: retries for 429, 5xx, timeouts and dropped connections.
     llm_max_retries: int = 3
     #: ASSISTANT_PRICE_IN / ASSISTANT_PRICE_OUT: USD per million prompt / completion tokens for
@@ -114,6 +117,7 @@ class Settings:
             llm=llm,
             llm_timeout=_float("ASSISTANT_LLM_TIMEOUT", 60.0),
             llm_max_retries=_int("ASSISTANT_LLM_MAX_RETRIES", 3, 0),
+            max_tokens=_int("ASSISTANT_MAX_TOKENS", 1024, 0),
             chroma_url=_env("ASSISTANT_CHROMA_URL"),
             price_in=_float("ASSISTANT_PRICE_IN", 0.0) if _env("ASSISTANT_PRICE_IN") else None,
             price_out=_float("ASSISTANT_PRICE_OUT", 0.0) if _env("ASSISTANT_PRICE_OUT") else None,

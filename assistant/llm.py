@@ -24,6 +24,7 @@ class Completion:
     complete: bool = True
     usage: dict = field(default_factory=dict)
     model: str = ""
+    finish_reason: str | None = None
 
 
 #: USD per million (prompt, completion) tokens, for cost estimates; override with
@@ -98,6 +99,7 @@ def chat(settings: Settings, messages: list[dict], on_token: Callable[[str], Non
     """One chat completion. Streams tokens to ``on_token``; a stream that breaks off keeps the partial text."""
     client = make_client(settings)
     kwargs: dict[str, Any] = {"model": settings.model, "messages": messages, "temperature": temperature}
+    max_tokens = max_tokens or settings.max_tokens
     if max_tokens:
         kwargs["max_tokens"] = max_tokens
     try:
@@ -122,7 +124,7 @@ def _consume(response, settings: Settings, on_token: Callable[[str], None] | Non
     parts: list[str] = []
     usage: dict = {}
     model = settings.model
-    finished = False
+    finished = None
     try:
         for chunk in response:
             if getattr(chunk, "usage", None):
@@ -135,11 +137,13 @@ def _consume(response, settings: Settings, on_token: Callable[[str], None] | Non
                     if on_token:
                         on_token(delta)
                 if choice.finish_reason:
-                    finished = True
+                    finished = choice.finish_reason
     except Exception as exc:
         if not parts:
             raise map_error(exc, settings) from exc
         # A stream that breaks off mid-answer: keep what arrived and say it is incomplete.
         return Completion(text="".join(parts), complete=False, usage=usage, model=model)
     text = "".join(parts)
-    return Completion(text=text, complete=finished, usage=usage, model=model)
+    # "length": cut at max_tokens, so the answer is incomplete too
+    return Completion(text=text, complete=finished not in (None, "length"), usage=usage, model=model,
+                      finish_reason=finished)

@@ -76,8 +76,8 @@ def llm_env(monkeypatch):
     monkeypatch.setenv("ASSISTANT_MODEL", "test-model")
 
 
-def sse(*pieces: str, done: bool = True, finish: bool = True, usage: bool = True) -> bytes:
-    """A streamed chat completion as server-sent events."""
+def sse(*pieces: str, done: bool = True, finish: bool | str = True, usage: bool = True) -> bytes:
+    """A streamed chat completion as server-sent events (``finish``: True for "stop", or the reason)."""
     events = []
     for i, piece in enumerate(pieces):
         events.append({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "test-model",
@@ -85,7 +85,7 @@ def sse(*pieces: str, done: bool = True, finish: bool = True, usage: bool = True
                                     else {"content": piece}, "finish_reason": None}]})
     if finish:
         events.append({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "test-model",
-                       "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                       "choices": [{"index": 0, "delta": {}, "finish_reason": "stop" if finish is True else finish}]})
     if usage:
         events.append({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "test-model",
                        "choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})

@@ -53,6 +53,7 @@ def llama_settings(llama_url, mini_index, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", llama_url)  # a base URL alone enables the LLM: no key needed
     monkeypatch.setenv("ASSISTANT_MODEL", ALIAS)
     monkeypatch.setenv("ASSISTANT_LLM_TIMEOUT", "120")
+    monkeypatch.setenv("ASSISTANT_MAX_TOKENS", "160")  # a 135M model may ramble: keep the test short
     return Settings.from_env(index_dir=mini_index)
 
 
@@ -62,7 +63,9 @@ def test_streamed_answer_from_a_real_server(llama_settings):
     ans = answer_question(retriever, "What does Mixture-of-Thought reason with?", on_token=tokens.append)
     assert ans.mode == "llm" and ans.model
     assert len(tokens) >= 2 and "".join(tokens).strip()  # it really streamed
-    assert ans.complete
+    # the stream ended properly: the model stopped, or the server cut it at ASSISTANT_MAX_TOKENS and we say so
+    assert ans.complete or "answer cut at 160 tokens" in ans.text
+    assert "stopped early" not in ans.text
     # whatever the small model wrote, every kept citation is a real source and unknown ones are marked
     assert all(1 <= c.n <= len(ans.sources) for c in ans.citations)
     for n in ans.invalid_citations:
