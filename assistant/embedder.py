@@ -135,7 +135,7 @@ class LocalMiniLM:
 
     model_name = MINILM_ID
 
-    def __init__(self, embed_batch_size: int = 32):
+    def __init__(self, embed_batch_size: int = 16):
         self.embed_batch_size = embed_batch_size
         self._model = OnnxMiniLM()
 
