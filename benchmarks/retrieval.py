@@ -80,14 +80,19 @@ def main() -> int:
         print(f"no shared data at {args.shared}; nothing to measure", file=sys.stderr)
         return 1
     args.work.mkdir(parents=True, exist_ok=True)
-    results: dict = {"machine": machine()}
+    out_file = HERE / "results" / "retrieval.json"
+    try:  # sections not measured in this run are kept from earlier runs
+        results: dict = {k: v for k, v in json.loads(out_file.read_text()).items() if k != "machine"}
+    except (OSError, ValueError):
+        results = {}
+    results["machine"] = machine()
     if not args.skip_scifact:
         results["scifact"] = scifact(args.work, args.shared)
     results["dev_95"] = dev(args.work / "iclr", args.shared)
     if args.distractors:
         results["dev_20k"] = dev(args.work / "iclr_arxiv", args.shared, [args.shared / "corpus" / "arxiv-ml" / "papers.jsonl"])
     (HERE / "results").mkdir(exist_ok=True)
-    (HERE / "results" / "retrieval.json").write_text(json.dumps(results, indent=2))
+    out_file.write_text(json.dumps(results, indent=2))
     print_tables(results)
     return 0
 
