@@ -117,11 +117,14 @@ def summarize(area: str, settings: Settings, progress: Progress | None = None):
 
 
 def corpus_map(query: str | None, settings: Settings, out: Path | None = None, method: str = "tsne",
-               progress: Progress | None = None):
-    """Lay out the index (cached per index version), highlight the query's papers, write HTML or PNG."""
-    from .landscape import build_map, default_out, write_map
+               progress: Progress | None = None, busy=None):
+    """Lay out the index (cached per index version), highlight the query's papers, write HTML or PNG.
+
+    ``busy(message)``, if given, is a context manager shown while the map is laid out and drawn."""
+    import contextlib
 
     from .errors import InputError
+    from .landscape import build_map, default_out, write_map
 
     path = Path(out) if out else default_out(query)
     # fail before any work
@@ -130,5 +133,7 @@ def corpus_map(query: str | None, settings: Settings, out: Path | None = None, m
                          "use --out NAME.html or NAME.png")
     if not path.parent.is_dir():
         raise InputError(f"folder {path.parent} does not exist; create it or pick another --out path")
-    cmap = build_map(retriever(settings, progress), query, method)
-    return cmap, write_map(cmap, path)
+    found = retriever(settings, progress)  # may build the bundled index first, with its own progress bar
+    with (busy or (lambda _: contextlib.nullcontext()))("Laying out the map (once per index version)…"):
+        cmap = build_map(found, query, method)
+        return cmap, write_map(cmap, path)

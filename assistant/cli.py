@@ -446,8 +446,8 @@ def map_cmd(
     """A 2-D map of every paper, coloured by theme; with a QUERY its papers are numbered like citations."""
     from .api import corpus_map
 
-    with err.status("Laying out the map (once per index version)…", spinner="dots") if not as_json else _null():
-        cmap, path = corpus_map(query, _settings(index_dir), out_path, method, progress=_first_run_progress())
+    busy = None if as_json else (lambda message: err.status(message, spinner="dots"))
+    cmap, path = corpus_map(query, _settings(index_dir), out_path, method, progress=_first_run_progress(), busy=busy)
     if as_json:
         _print_json({"out": str(path.resolve()), **cmap.as_dict()})
         return
@@ -460,12 +460,6 @@ def map_cmd(
                 _print_paper(f"[{p.mark}]", p.paper_id, p.title)
         else:
             out.print("No paper in the index matches the query; nothing is highlighted.")
-
-
-def _null():
-    import contextlib
-
-    return contextlib.nullcontext()
 
 
 @app.command()

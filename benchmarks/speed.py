@@ -46,7 +46,7 @@ def _child(code: str, *args: str) -> dict:
     """Run `code` in a fresh interpreter; it prints one JSON line. Adds the child's peak RSS."""
     res = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=os.environ)
     if res.returncode != 0:
-        raise SystemExit(res.stderr[-2000:])
+        raise RuntimeError(res.stderr[-2000:])
     data = json.loads(res.stdout.strip().splitlines()[-1])
     return data
 
@@ -93,7 +93,12 @@ client = chromadb.PersistentClient(path=sys.argv[2])
 store = ChromaVectorStore(chroma_collection=client.get_or_create_collection('stock'))
 docs = [Document(text=p.abstract, metadata={"paper_id": p.id, "title": p.title}) for p in papers]
 pipe = IngestionPipeline(transformations=[SentenceSplitter(chunk_size=128, chunk_overlap=32), emb], vector_store=store)
-t = time.perf_counter(); pipe.run(documents=docs); s = time.perf_counter() - t
+# one run per 500 documents: a single run over 2,000 papers fails in ChromaVectorStore.add
+# ("Batch size of 7985 is greater than max batch size of 5461"), so this is what a user has to write
+t = time.perf_counter()
+for i in range(0, len(docs), 500):
+    pipe.run(documents=docs[i:i + 500])
+s = time.perf_counter() - t
 print(json.dumps({"papers": len(papers), "seconds": s, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -163,10 +168,13 @@ def main() -> int:
         row["ours_ingest_rss_mb"] = max(r["rss_mb"] for r in ours)
         row["ratio_vs_raw"] = row["ours_papers_per_s"] / row["raw_papers_per_s"]
         if not args.no_stock:
-            stock = [_child(STOCK, arg, str(Path(tempfile.mkdtemp(dir=args.work)) / "chroma"))
-                     for _ in range(args.repeats if size <= 2000 else 1)]
-            row["stock_papers_per_s"] = statistics.median(r["papers"] / r["seconds"] for r in stock)
-            row["speedup_vs_stock"] = row["ours_papers_per_s"] / row["stock_papers_per_s"]
+            try:
+                stock = [_child(STOCK, arg, str(Path(tempfile.mkdtemp(dir=args.work)) / "chroma"))
+                         for _ in range(args.repeats if size <= 2000 else 1)]
+                row["stock_papers_per_s"] = statistics.median(r["papers"] / r["seconds"] for r in stock)
+                row["speedup_vs_stock"] = row["ours_papers_per_s"] / row["stock_papers_per_s"]
+            except Exception as exc:  # keep the other measurements of this size
+                row["stock_error"] = str(exc)[-300:]
         q = _child(QUERY, str(idx), str(questions))
         row.update({"search_p50_ms": q["search"]["p50_ms"], "search_p95_ms": q["search"]["p95_ms"],
                     "ask_p50_ms": q["ask"]["p50_ms"], "ask_p95_ms": q["ask"]["p95_ms"], "query_rss_mb": q["rss_mb"]})

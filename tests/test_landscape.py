@@ -229,6 +229,15 @@ def test_cli_map_writes_png_and_reports_json(bundled_index_dir, tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_cli_map_as_the_first_command_builds_the_index_then_maps(tmp_path, monkeypatch):
+    """A new user's first command may be `map`: the index build's progress bar and the layout spinner take turns."""
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["map", "--out", "first.png", "--index-dir", str(tmp_path / "fresh")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "first.png").read_bytes()[:4] == b"\x89PNG"
+    assert "Map of 95 papers" in result.stdout
+
+
 def test_cli_map_default_name_is_printed(mini_index, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["map", "--index-dir", str(mini_index)])
