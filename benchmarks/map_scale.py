@@ -117,7 +117,13 @@ def main() -> int:
         result["browser_marks_drawn"] = loads[0][1]
     shutil.rmtree(out, ignore_errors=True)
     (HERE / "results").mkdir(exist_ok=True)
-    (HERE / "results" / "map_scale.json").write_text(json.dumps(result, indent=2))
+    out_file = HERE / "results" / "map_scale.json"
+    try:  # one section per kind of run, the other kept from earlier
+        saved = json.loads(out_file.read_text())
+    except (OSError, ValueError):
+        saved = {}
+    saved["real index" if args.index_dir else "stand-in layout"] = result
+    out_file.write_text(json.dumps(saved, indent=2))
     width = max(len(k) for k in result)
     for k, v in result.items():
         print(f"{k:{width}s}  {v}")
