@@ -123,16 +123,9 @@ def corpus_map(query: str | None, settings: Settings, out: Path | None = None, m
     ``busy(message)``, if given, is a context manager shown while the map is laid out and drawn."""
     import contextlib
 
-    from .errors import InputError
-    from .landscape import build_map, default_out, write_map
+    from .landscape import build_map, check_out, default_out, write_map
 
-    path = Path(out) if out else default_out(query)
-    # fail before any work
-    if path.suffix.lower() not in (".html", ".htm", ".png"):
-        raise InputError(f"cannot write a map as {path.suffix or 'a file without suffix'!r}; "
-                         "use --out NAME.html or NAME.png")
-    if not path.parent.is_dir():
-        raise InputError(f"folder {path.parent} does not exist; create it or pick another --out path")
+    path = check_out(out or default_out(query))  # fail before any work
     found = retriever(settings, progress)  # may build the bundled index first, with its own progress bar
     with (busy or (lambda _: contextlib.nullcontext()))("Laying out the map (once per index version)…"):
         cmap = build_map(found, query, method)

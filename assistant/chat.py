@@ -36,6 +36,15 @@ class Conversation:
     def clear(self) -> None:
         self.turns.clear()
 
+    def replay(self, item: dict) -> str:
+        """Start afresh, ask an eval item's earlier turns, and return its last question (its ``turns``, else
+        its ``question``): how eval and the gate benchmarks put each question in its conversation."""
+        self.clear()
+        turns = item.get("turns") or [item["question"]]
+        for turn in turns[:-1]:
+            self.ask(turn)
+        return turns[-1]
+
     @property
     def last(self) -> Turn | None:
         return self.turns[-1] if self.turns else None

@@ -116,11 +116,7 @@ def evaluate_questions(items: list[dict], settings: Settings, on_row: Callable[[
     conv = conversation(settings, progress=progress)
     report = EvalReport()
     for item in items:
-        conv.clear()
-        turns = item.get("turns") or [item["question"]]
-        for turn in turns[:-1]:
-            conv.ask(turn)
-        answer = conv.ask(turns[-1])
+        answer = conv.ask(conv.replay(item))
         gold = set(item.get("gold") or [])
         ranked = [h.paper_id for h in answer.retrieved]
         facts = item.get("answer_facts") or []

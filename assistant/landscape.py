@@ -48,8 +48,6 @@ class MapTheme:
     label: str
     colour: str
     size: int
-    x: float  # median position of its papers
-    y: float
 
 
 @dataclass
@@ -174,12 +172,8 @@ def build_map(retriever: Retriever, query: str | None = None, method: str = "tsn
             continue
         points.append(MapPoint(pid, paper.title, float(x), float(y), int(theme), paper.abstract,
                                paper.url, marks.get(pid)))
-    themes = []
-    for t, label in enumerate(data["labels"]):
-        members = [p for p in points if p.theme == t]
-        if members:
-            themes.append(MapTheme(label, PALETTE[t % len(PALETTE)], len(members),
-                                   float(np.median([p.x for p in members])), float(np.median([p.y for p in members]))))
+    sizes = np.bincount([p.theme for p in points], minlength=len(data["labels"]))
+    themes = [MapTheme(label, PALETTE[t % len(PALETTE)], int(sizes[t])) for t, label in enumerate(data["labels"])]
     name = _corpus_name(papers)
     return CorpusMap(points, themes, method, name, query, answerable, cached, time.perf_counter() - started)
 
@@ -261,10 +255,9 @@ def _layout_labels(cmap: CorpusMap, frame: np.ndarray, width: float, height: flo
     mark_anchor = [tuple(frame[index[p.paper_id]]) for p in marked]
     # the marked points themselves are obstacles for every label
     dots = [(x - point_r * 2, y - point_r * 2, x + point_r * 2, y + point_r * 2) for x, y in mark_anchor]
-    mark_pos = place_labels(mark_anchor, [mark_size(p.mark) for p in marked], width, height, taken=dots,
-                            gap=point_r * 2 + 3)
-    taken = dots + [(x - w / 2, y - h / 2, x + w / 2, y + h / 2)
-                    for (x, y), (w, h) in zip(mark_pos, [mark_size(p.mark) for p in marked])]
+    sizes = [mark_size(p.mark) for p in marked]
+    mark_pos = place_labels(mark_anchor, sizes, width, height, taken=dots, gap=point_r * 2 + 3)
+    taken = dots + [(x - w / 2, y - h / 2, x + w / 2, y + h / 2) for (x, y), (w, h) in zip(mark_pos, sizes)]
     centre = {}
     for t, theme in enumerate(cmap.themes):
         members = frame[[i for i, p in enumerate(cmap.points) if p.theme == t]]
@@ -321,8 +314,6 @@ def _point_radius(n: int, width: float, height: float) -> float:
 
 def _write(path: Path, data: bytes) -> None:
     path = Path(path)
-    if not path.parent.exists():
-        raise InputError(f"folder {path.parent} does not exist; create it or pick another --out path")
     tmp = path.with_name(path.name + ".tmp")
     try:
         tmp.write_bytes(data)
@@ -403,13 +394,20 @@ def write_png(cmap: CorpusMap, path: Path, width_px: int = 1920, height_px: int 
     return path
 
 
+def check_out(path: Path) -> Path:
+    """The output path, checked before any work: a known suffix and an existing folder."""
+    path = Path(path)
+    if path.suffix.lower() not in (".html", ".htm", ".png"):
+        raise InputError(f"cannot write a map as {path.suffix or 'a file without suffix'!r}; "
+                         "use --out NAME.html or NAME.png")
+    if not path.parent.is_dir():
+        raise InputError(f"folder {path.parent} does not exist; create it or pick another --out path")
+    return path
+
+
 def write_map(cmap: CorpusMap, path: Path) -> Path:
-    suffix = Path(path).suffix.lower()
-    if suffix in (".html", ".htm"):
-        return write_html(cmap, path)
-    if suffix == ".png":
-        return write_png(cmap, path)
-    raise InputError(f"cannot write a map as {suffix or 'a file without suffix'!r}; use --out NAME.html or NAME.png")
+    path = check_out(path)
+    return write_png(cmap, path) if path.suffix.lower() == ".png" else write_html(cmap, path)
 
 
 def default_out(query: str | None) -> Path:

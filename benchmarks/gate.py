@@ -45,11 +45,7 @@ def main() -> int:
     pos, neg, neg_ood = [], [], []
     for line in (args.shared / "eval" / "dev.jsonl").read_text().splitlines():
         item = json.loads(line)
-        conv.clear()
-        turns = item.get("turns") or [item["question"]]
-        for t in turns[:-1]:
-            conv.ask(t)
-        conf = retriever.search(conv.standalone(turns[-1]), k=5).confidence
+        conf = retriever.search(conv.standalone(conv.replay(item)), k=5).confidence
         (neg if item["type"] == "none" else pos).append(conf)
     for line in (args.shared / "bench" / "scifact" / "queries.jsonl").read_text().splitlines():
         neg_ood.append(retriever.search(json.loads(line)["text"], k=5).confidence)

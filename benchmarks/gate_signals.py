@@ -42,11 +42,7 @@ def collect() -> list[dict]:
     conv = Conversation(retriever, settings)
     for line in (SHARED / "eval" / "dev.jsonl").read_text().splitlines():
         item = json.loads(line)
-        conv.clear()
-        turns = item.get("turns") or [item["question"]]
-        for t in turns[:-1]:
-            conv.ask(t)
-        hits = retriever.search(conv.standalone(turns[-1]), k=20).hits
+        hits = retriever.search(conv.standalone(conv.replay(item)), k=20).hits
         if item["type"] == "none":
             rows.append({"set": "iclr", "kind": "none", "id": item["id"], **features(hits)})
             continue

@@ -46,8 +46,7 @@ def standin_map(n: int):
     points = [MapPoint(str(r.get("id", i)), r.get("title", ""), float(x), float(y), int(t), r.get("abstract", ""),
                        r.get("url"), (i // 500 + 1) if i % 500 == 0 and i < 5000 else None)
               for i, (r, (x, y), t) in enumerate(zip(rows, xy, theme))]
-    themes = [MapTheme(f"theme {t}", PALETTE[t], int((theme == t).sum()), float(np.median(xy[theme == t, 0])),
-                       float(np.median(xy[theme == t, 1]))) for t in range(len(groups))]
+    themes = [MapTheme(f"theme {t}", PALETTE[t], int((theme == t).sum())) for t in range(len(groups))]
     return CorpusMap(points, themes, "tsne", "arxiv-ml (stand-in layout)", "stand-in query"), layout_s
 
 
