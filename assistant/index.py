@@ -37,6 +37,10 @@ from .errors import IndexStoreError, InputError  # noqa: E402
 MANIFEST_VERSION = 1
 #: Bumped whenever what BM25 indexes changes, so stale BM25 indexes are rebuilt on open.
 BM25_VERSION = 2
+#: Bumped whenever the layout of the cached chunk-vector matrix changes.
+VECTORS_VERSION = 1
+#: Rows read from Chroma per request when the chunk-vector matrix is rebuilt (bounds memory).
+PAGE = 5000
 CHUNKS = "chunks"
 PAPERS = "papers"
 META = "assistant_meta"
@@ -64,6 +68,31 @@ class Chunk:
     paper_id: str
     number: int
     text: str
+
+
+def paged(collection, include: list[str]):
+    """Yield (id, *included fields) for every record, read PAGE at a time: one ``get`` of a whole
+    20k-paper collection costs hundreds of MB while Chroma converts it."""
+    total = collection.count()
+    for offset in range(0, total, PAGE):
+        got = collection.get(include=include, limit=PAGE, offset=offset)
+        yield from zip(got["ids"], *(got[name] for name in include))
+
+
+@dataclass
+class ChunkVectors:
+    """Every chunk vector in one matrix, rows grouped by paper: exact dense search is one
+    matrix-vector product (a few ms at 60k chunks), with no approximate-index misses."""
+
+    chunk_ids: list[str]
+    paper_ids: list[str]  # one per group of rows
+    starts: np.ndarray  # first row of each paper's group
+    matrix: np.ndarray  # float32, (chunks, dim), unit rows
+
+    @functools.cached_property
+    def position(self) -> dict[str, int]:
+        """paper id -> its group number (the row of its scores in ``Retriever.dense_all``)."""
+        return {pid: i for i, pid in enumerate(self.paper_ids)}
 
 
 @dataclass
@@ -119,8 +148,12 @@ def bm25_text(paper: Paper) -> str:
     return paper.abstract if paper.title_derived else f"{paper.title}\n{paper.title}\n{paper.abstract}"
 
 
-def embed_text(paper: Paper, chunk_text: str) -> str:
-    return chunk_text if paper.title_derived else f"{paper.title}. {chunk_text}"
+def embed_text(paper: Paper, chunk: Chunk, title_on: str = "all") -> str:
+    """The text embedded for a chunk: a real title goes before every chunk (``title_on="all"``, the
+    default: a chunk out of context still says what the paper is about) or before the first only."""
+    if paper.title_derived or (title_on == "first" and chunk.number > 1):
+        return chunk.text
+    return f"{paper.title}. {chunk.text}"
 
 
 class Index:
@@ -140,6 +173,7 @@ class Index:
         self._papers_cache: dict[str, Paper] | None = None
         self._idf: dict[str, float] | None = None
         self._sentence_cache: dict = {}
+        self._vectors: ChunkVectors | None = None
         if self.remote:
             # the server holds everything shared (collections + manifest); self.dir only caches BM25
             self.client = self._client()
@@ -224,7 +258,8 @@ class Index:
     def new_manifest(self, dim: int) -> dict:
         return {"version": MANIFEST_VERSION, "embedder": self.embedder_id, "dim": dim,
                 "chunking": {"splitter": "SentenceSplitter", "tokenizer": "all-MiniLM-L6-v2 wordpiece",
-                             "chunk_size": self.settings.chunk_size, "chunk_overlap": self.settings.chunk_overlap},
+                             "chunk_size": self.settings.chunk_size, "chunk_overlap": self.settings.chunk_overlap,
+                             "title": self.settings.chunk_title},
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
 
     def write_manifest(self, manifest: dict) -> None:
@@ -253,8 +288,7 @@ class Index:
     def all_papers(self) -> dict[str, Paper]:
         """Every stored paper, in source order (cached until the next write)."""
         if self._papers_cache is None:
-            got = self.papers.get(include=["metadatas", "documents"])
-            papers = [meta_to_paper(m, d) for m, d in zip(got["metadatas"], got["documents"])]
+            papers = [meta_to_paper(m, d) for _, m, d in paged(self.papers, ["metadatas", "documents"])]
             papers.sort(key=lambda p: (p.source, p.position, p.id))
             self._papers_cache = {p.id: p for p in papers}
         return self._papers_cache
@@ -313,6 +347,90 @@ class Index:
         shutil.rmtree(old, ignore_errors=True)
         self._bm25, self._bm25_ids, self._bm25_pos = (retriever if papers else None), ids, None
         self._idf = None
+
+    def chunk_vectors(self) -> ChunkVectors:
+        """All chunk vectors, loaded from ``vectors/`` beside the index (rebuilt from Chroma when that
+        copy is missing or belongs to another version of the paper set)."""
+        if self._vectors is None:
+            path = self.dir / "vectors"
+            try:
+                meta = json.loads((path / "ids.json").read_text())
+                if meta.get("fingerprint") != (self.manifest or {}).get("fingerprint") \
+                        or meta.get("version") != VECTORS_VERSION:
+                    raise ValueError("stale")
+                matrix = np.load(path / "matrix.npy")
+                if matrix.shape[0] != len(meta["chunk_ids"]):
+                    raise ValueError("damaged")
+                self._vectors = ChunkVectors(meta["chunk_ids"], meta["paper_ids"],
+                                             np.asarray(meta["starts"], dtype=np.int64), matrix)
+            except (OSError, ValueError, KeyError, EOFError, json.JSONDecodeError):
+                self.rebuild_vectors()
+        return self._vectors
+
+    def rebuild_vectors(self) -> None:
+        """Read every chunk vector from Chroma (in pages), group rows per paper and save the matrix."""
+        from .retrieve import _retry_during_ingest
+
+        papers = self.all_papers()
+        total = _retry_during_ingest(self.chunks.count, self.reopen)
+        dim = int((self.manifest or {}).get("dim") or 0)
+        matrix = np.zeros((total, dim), dtype=np.float32) if dim else None
+        keys: list[tuple[int, int, str]] = []  # (paper order, chunk number, chunk id), one per filled row
+        order = {pid: i for i, pid in enumerate(papers)}
+        seen: set[str] = set()
+        for offset in range(0, total, PAGE):
+            got = _retry_during_ingest(lambda: self.chunks.get(include=["embeddings", "metadatas"], limit=PAGE,
+                                                               offset=offset), self.reopen)
+            for cid, emb, meta in zip(got["ids"], got["embeddings"], got["metadatas"]):
+                # chunks of a paper still being written wait for its record
+                if meta.get("paper_id") not in order or cid in seen or len(keys) >= total:
+                    continue
+                if matrix is None:
+                    dim = len(emb)
+                    matrix = np.zeros((total, dim), dtype=np.float32)
+                seen.add(cid)
+                matrix[len(keys)] = emb
+                keys.append((order[meta["paper_id"]], int(meta.get("chunk") or 0), cid))
+            del got
+        perm = sorted(range(len(keys)), key=keys.__getitem__)
+        matrix = matrix[perm] if matrix is not None else np.zeros((0, dim), dtype=np.float32)
+        ids = [keys[i][2] for i in perm]
+        pids = list(papers)
+        paper_ids: list[str] = []
+        starts: list[int] = []
+        for row, i in enumerate(perm):
+            pid = pids[keys[i][0]]
+            if not paper_ids or paper_ids[-1] != pid:
+                paper_ids.append(pid)
+                starts.append(row)
+        del keys, seen
+        self._vectors = ChunkVectors(ids, paper_ids, np.asarray(starts, dtype=np.int64), matrix)
+        tmp = self.dir / f"vectors.tmp-{os.getpid()}"
+        final, old = self.dir / "vectors", self.dir / f"vectors.old-{os.getpid()}"
+        try:  # a cache: a read-only index directory just means rebuilding it next time
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir(parents=True)
+            np.save(tmp / "matrix.npy", matrix)
+            (tmp / "ids.json").write_text(json.dumps({"fingerprint": (self.manifest or {}).get("fingerprint"),
+                                                      "version": VECTORS_VERSION, "chunk_ids": ids,
+                                                      "paper_ids": paper_ids, "starts": starts}))
+            if final.exists():
+                os.replace(final, old)
+            os.replace(tmp, final)
+        except OSError:
+            pass
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(old, ignore_errors=True)
+
+    def chunk_texts(self, chunk_ids: list[str]) -> dict[str, str]:
+        """chunk id -> its text (a primary-key lookup)."""
+        from .retrieve import _retry_during_ingest
+
+        if not chunk_ids:
+            return {}
+        got = _retry_during_ingest(lambda: self.chunks.get(ids=list(chunk_ids), include=["documents"]), self.reopen)
+        return dict(zip(got["ids"], got["documents"]))
 
     def term_weights(self) -> dict[str, float]:
         """IDF of each stemmed term in the BM25 vocabulary (document frequency from the CSC matrix)."""
@@ -403,10 +521,10 @@ class Index:
         self.write_manifest(manifest)
         self._papers_cache = None
         self.rebuild_bm25()
+        self.rebuild_vectors()
 
     def fingerprint(self) -> str:
-        got = self.papers.get(include=["metadatas"])
-        pairs = sorted(f"{m['paper_id']}:{m['content_hash']}" for m in got["metadatas"])
+        pairs = sorted(f"{m['paper_id']}:{m['content_hash']}" for _, m in paged(self.papers, ["metadatas"]))
         return hashlib.sha256("\n".join(pairs).encode()).hexdigest()[:16]
 
     def stats(self) -> dict:
@@ -476,7 +594,7 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
                 except Exception:  # already gone
                     pass
         if rebuild:
-            for sub in ("chroma", "bm25", "manifest.json"):
+            for sub in ("chroma", "bm25", "vectors", "manifest.json"):
                 target = index_dir / sub
                 if target.is_dir():
                     shutil.rmtree(target)
@@ -485,8 +603,7 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
         index = Index(settings, create=True)
         report = IngestReport()
         existing = {}
-        got = index.papers.get(include=["metadatas"])
-        for pid, meta in zip(got["ids"], got["metadatas"]):
+        for pid, meta in paged(index.papers, ["metadatas"]):
             existing[pid] = meta.get("content_hash")
         todo: list[Paper] = []
         for paper in papers:
@@ -514,8 +631,7 @@ def _sweep_orphans(index: Index, committed: set[str]) -> None:
     """Delete chunks whose paper record was never written (an interrupted ingest)."""
     if index.chunks.count() == 0:
         return
-    got = index.chunks.get(include=["metadatas"])
-    orphans = [cid for cid, m in zip(got["ids"], got["metadatas"]) if m.get("paper_id") not in committed]
+    orphans = [cid for cid, m in paged(index.chunks, ["metadatas"]) if m.get("paper_id") not in committed]
     for batch in _batches(orphans, 5000):
         index.chunks.delete(ids=batch)
 
@@ -535,7 +651,7 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
             index.chunks.delete(where={"paper_id": {"$in": stale}})
         chunks = chunk_papers(group, settings)
         by_id = {p.id: p for p in group}
-        vecs = embed_array(index.embedder, [embed_text(by_id[c.paper_id], c.text) for c in chunks])
+        vecs = embed_array(index.embedder, [embed_text(by_id[c.paper_id], c, settings.chunk_title) for c in chunks])
         if index.manifest and vecs.shape[1] != int(index.manifest.get("dim", vecs.shape[1])):
             raise IndexStoreError("embedding dimension changed; rebuild with: assistant ingest --rebuild")
         for batch_idx in _batches(list(range(len(chunks))), max_batch):

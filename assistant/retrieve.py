@@ -51,6 +51,14 @@ def fuse(dense: dict[str, float], bm25: dict[str, float], dense_weight: float) -
             for pid, d in dense.items()}
 
 
+def _top(scores: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the n largest scores, best first (a partial sort: the index can hold 100k papers)."""
+    if n >= len(scores):
+        return np.argsort(-scores, kind="stable")
+    part = np.argpartition(-scores, n)[:n]
+    return part[np.argsort(-scores[part], kind="stable")]
+
+
 def _retry_during_ingest(call, reopen, attempts: int = 4):
     """Run a Chroma read; an ingest in another process can leave this process's cached vector
     segments behind the metadata ("Error finding id"). Reopening the store and reading again sees
@@ -109,41 +117,31 @@ class Retriever:
 
         return embed_query(self.index.embedder, text)
 
-    def dense(self, qvec: np.ndarray, n_chunks: int) -> dict[str, tuple[float, str, str]]:
-        """paper id -> (best chunk cosine, chunk text, chunk id) over the nearest chunks."""
-        total = self.index.chunks.count()
-        if total == 0:
-            return {}
-        where = None
-        if self.allowed is not None:
-            where = {"paper_id": {"$in": sorted(self.allowed)}}
-        res = _retry_during_ingest(lambda: self.index.chunks.query(
-            query_embeddings=[qvec.tolist()], n_results=min(n_chunks, total),
-            include=["distances", "metadatas", "documents"], where=where), self.index.reopen)
-        best: dict[str, tuple[float, str, str]] = {}
-        for cid, dist, meta, doc in zip(res["ids"][0], res["distances"][0], res["metadatas"][0], res["documents"][0]):
-            sim = 1.0 - float(dist)
-            pid = meta["paper_id"]
-            if pid not in best or sim > best[pid][0]:
-                best[pid] = (sim, doc, cid)
-        return best
+    def dense_all(self, qvec: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """Exact best-chunk cosine of every paper: (paper ids, best similarity, every chunk's similarity).
 
-    def exact_dense(self, qvec: np.ndarray, paper_ids: list[str]) -> dict[str, tuple[float, str, str]]:
-        """Exact best-chunk similarity for specific papers (those only BM25 found)."""
-        if not paper_ids:
-            return {}
-        got = _retry_during_ingest(lambda: self.index.chunks.get(where={"paper_id": {"$in": paper_ids}},
-                                                                 include=["embeddings", "metadatas", "documents"]),
-                                   self.index.reopen)
-        best: dict[str, tuple[float, str, str]] = {}
-        if not got["ids"]:
-            return best
-        sims = np.asarray(got["embeddings"], dtype=np.float32) @ qvec
-        for cid, sim, meta, doc in zip(got["ids"], sims, got["metadatas"], got["documents"]):
-            pid = meta["paper_id"]
-            if pid not in best or sim > best[pid][0]:
-                best[pid] = (float(sim), doc, cid)
-        return best
+        Papers outside the filter score -inf."""
+        vectors = self.index.chunk_vectors()
+        if not vectors.chunk_ids:
+            return [], np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)
+        sims = vectors.matrix @ np.asarray(qvec, dtype=np.float32)
+        best = np.maximum.reduceat(sims, vectors.starts)
+        if self.allowed is not None:
+            best = np.where([pid in self.allowed for pid in vectors.paper_ids], best, -np.inf)
+        return vectors.paper_ids, best, sims
+
+    def best_chunk(self, paper_id: str, sims: np.ndarray) -> str:
+        """Id of a paper's most similar chunk, given every chunk's similarity from :meth:`dense_all`."""
+        vectors = self.index.chunk_vectors()
+        group = vectors.position[paper_id]
+        start = int(vectors.starts[group])
+        end = int(vectors.starts[group + 1]) if group + 1 < len(vectors.starts) else len(sims)
+        return vectors.chunk_ids[start + int(np.argmax(sims[start:end]))]
+
+    def dense(self, qvec: np.ndarray, n: int) -> dict[str, tuple[float, str]]:
+        """The n papers with the most similar chunk: paper id -> (cosine, chunk id)."""
+        ids, best, sims = self.dense_all(qvec)
+        return {ids[i]: (float(best[i]), self.best_chunk(ids[i], sims)) for i in _top(best, n) if np.isfinite(best[i])}
 
     def bm25_all(self, query: str) -> np.ndarray | None:
         """BM25 score of every paper (aligned with the index's BM25 id list), or None."""
@@ -166,7 +164,7 @@ class Retriever:
         ids = self.index.bm25()[1]
         if self.allowed is not None:
             scores = scores * np.array([pid in self.allowed for pid in ids], dtype=np.float32)
-        return {ids[int(i)]: float(scores[i]) for i in np.argsort(-scores)[:n] if scores[i] > 0}
+        return {ids[int(i)]: float(scores[i]) for i in _top(scores, n) if scores[i] > 0}
 
     def search(self, query: str, k: int | None = None, candidates: int = 100) -> Retrieval:
         """Top-k papers for a query, fused from dense and BM25 rankings, with the gate's verdict.
@@ -177,26 +175,30 @@ class Retriever:
         max-normalised blend above min-max blending and reciprocal-rank fusion)."""
         k = k or self.settings.top_k
         qvec = self.embed_query(query)
-        dense = self.dense(qvec, max(candidates, k * 4))
+        ids, best, sims = self.dense_all(qvec)
+        at = self.index.chunk_vectors().position
+        pool = {ids[i]: None for i in _top(best, max(candidates, k * 4)) if np.isfinite(best[i])}
         all_bm25 = self.bm25_all(query)
         bm25 = self._bm25_top(all_bm25, max(candidates, k * 2))
+        pool.update((pid, None) for pid in bm25 if pid in at)
         if all_bm25 is not None:
             pos = self.index.bm25_positions()
-            for pid in dense:  # exact BM25 for the dense candidates too
+            for pid in pool:  # exact BM25 for the dense candidates too
                 if pid in pos:
                     bm25.setdefault(pid, float(all_bm25[pos[pid]]))
-        missing = [pid for pid in bm25 if pid not in dense]
-        dense.update(self.exact_dense(qvec, missing))
-        fused = fuse({pid: v[0] for pid, v in dense.items()}, bm25, self.settings.dense_weight)
+        dense = {pid: float(best[at[pid]]) for pid in pool if np.isfinite(best[at[pid]])}
+        fused = fuse(dense, bm25, self.settings.dense_weight)
         order = sorted(fused, key=lambda pid: -fused[pid])[:k]
+        best_chunk = {pid: self.best_chunk(pid, sims) for pid in order}
+        texts = self.index.chunk_texts(list(best_chunk.values()))
         papers = self.index.all_papers()
         hits = []
         for rank, pid in enumerate(order, 1):
-            sim, doc, cid = dense[pid]
             paper = papers.get(pid)
-            hits.append(Hit(paper_id=pid, title=paper.title if paper else pid, score=fused[pid], snippet=doc,
-                            dense=sim, bm25=bm25.get(pid, 0.0), rank=rank, source=paper.source if paper else "",
-                            chunk_id=cid))
+            cid = best_chunk[pid]
+            hits.append(Hit(paper_id=pid, title=paper.title if paper else pid, score=fused[pid],
+                            snippet=texts.get(cid, ""), dense=dense[pid], bm25=bm25.get(pid, 0.0), rank=rank,
+                            source=paper.source if paper else "", chunk_id=cid))
         confidence = max((h.dense for h in hits[:3]), default=0.0)
         answerable = bool(hits) and confidence >= self.threshold()
         return Retrieval(query=query, hits=hits, answerable=answerable, confidence=confidence, query_vector=qvec)

@@ -82,21 +82,11 @@ def strip_leadin(text: str) -> str:
     return stripped or text
 
 
-def _paper_scores(retriever: Retriever, qvec: np.ndarray) -> tuple[list[str], np.ndarray, dict[str, str]]:
-    """Best-chunk cosine of every paper in the index, and that chunk's text."""
-    got = retriever.index.chunks.get(include=["embeddings", "metadatas", "documents"])
-    if not got["ids"]:
-        return [], np.zeros(0), {}
-    sims = np.asarray(got["embeddings"], dtype=np.float32) @ qvec
-    best: dict[str, float] = {}
-    text: dict[str, str] = {}
-    for sim, meta, doc in zip(sims, got["metadatas"], got["documents"]):
-        pid = meta["paper_id"]
-        if sim > best.get(pid, -2.0):
-            best[pid], text[pid] = float(sim), doc
-    valid = set(retriever.index.all_papers())
-    ids = [p for p in best if p in valid]
-    return ids, np.array([best[p] for p in ids]), text
+def _paper_scores(retriever: Retriever, qvec: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Best-chunk cosine of every paper in the index (within the retriever's filter)."""
+    ids, best, _ = retriever.dense_all(qvec)
+    keep = np.isfinite(best)
+    return [pid for pid, k in zip(ids, keep) if k], best[keep]
 
 
 def best_sentence(retriever: Retriever, query: str, qvec: np.ndarray, paper, prefer_contribution: bool = False) -> str:
@@ -118,7 +108,7 @@ def which(retriever: Retriever, criterion: str, settings: Settings | None = None
     settings = settings or retriever.settings
     query = strip_leadin(criterion)
     qvec = retriever.embed_query(query)
-    ids, scores, _ = _paper_scores(retriever, qvec)
+    ids, scores = _paper_scores(retriever, qvec)
     if not ids:
         return WhichResult(criterion, [], "extractive", 0.0)
     med = float(np.median(scores))

@@ -42,14 +42,20 @@ def test_reingesting_the_same_file_adds_nothing(mini_index):
     assert idx.count() == 6 and idx.chunks.count() == before
 
 
-def test_changed_abstract_replaces_old_chunks_and_bm25_follows(mini_index, tmp_path):
-    settings = Settings(index_dir=mini_index)
+def _mini_with_new_third_abstract(tmp_path):
+    """mini.txt with paper mini#3's abstract replaced."""
     text = (FIXTURES / "mini.txt").read_text(encoding="utf-8")
     header, body = text.split("\n", 1)
     paras = [p for p in body.split("\n\n") if p.strip()]
     paras[2] = "Zorblaxian quasi-widgets are studied here. We propose Zorblax, a tiny method."
     changed = tmp_path / "mini.txt"
     changed.write_text(header + "\n\n" + "\n\n".join(paras) + "\n", encoding="utf-8")
+    return changed
+
+
+def test_changed_abstract_replaces_old_chunks_and_bm25_follows(mini_index, tmp_path):
+    settings = Settings(index_dir=mini_index)
+    changed = _mini_with_new_third_abstract(tmp_path)
     papers, _ = load_papers([changed])
     report = ingest(papers, settings)
     assert report.updated == ["mini#3"] and len(report.unchanged) == 5
@@ -142,3 +148,54 @@ def test_sentence_vectors_are_reused_by_a_new_process_and_a_broken_cache_is_reco
     assert rebuilt[0] == sentences and np.allclose(rebuilt[1], vecs, atol=1e-6)
     monkeypatch.setattr(embedder_mod, "embed_array", no_embedding)
     assert Index(settings).sentence_vectors(paper.id, paper.abstract)[0] == sentences  # the cache was rebuilt
+
+
+def test_chunk_vector_cache_matches_chroma_and_follows_changes(mini_index, tmp_path):
+    import numpy as np
+
+    from assistant.index import remove
+
+    settings = Settings(index_dir=mini_index)
+
+    def brute_force(idx, qvec):
+        got = idx.chunks.get(include=["embeddings", "metadatas"])
+        best = {}
+        for emb, meta in zip(got["embeddings"], got["metadatas"]):
+            best[meta["paper_id"]] = max(best.get(meta["paper_id"], -2.0), float(np.dot(emb, qvec)))
+        return best
+
+    def cached(idx, qvec):
+        ids, best, _ = Retriever(idx).dense_all(qvec)
+        return dict(zip(ids, best.tolist()))
+
+    idx = Index(settings)
+    qvec = Retriever(idx).embed_query("mixture of thought reasoning")
+    assert cached(idx, qvec) == pytest.approx(brute_force(idx, qvec), abs=1e-5)
+
+    changed = _mini_with_new_third_abstract(tmp_path)
+    ingest(load_papers([changed])[0], settings)
+    remove(["mini#5"], settings)
+    idx = Index(settings)
+    vectors = idx.chunk_vectors()
+    assert "mini#5" not in vectors.paper_ids and vectors.chunk_ids.count("mini#3::1") == 1
+    assert "mini#3::2" not in vectors.chunk_ids  # the old abstract's chunks are gone
+    assert cached(idx, qvec) == pytest.approx(brute_force(idx, qvec), abs=1e-5)
+
+    (mini_index / "vectors" / "matrix.npy").write_bytes(b"not a matrix")  # damaged cache: rebuilt on open
+    assert cached(Index(settings), qvec) == pytest.approx(brute_force(idx, qvec), abs=1e-5)
+
+
+def test_title_goes_before_every_chunk_or_only_the_first(monkeypatch):
+    from assistant.errors import ConfigError
+    from assistant.corpus import Paper
+    from assistant.index import Chunk, embed_text
+
+    paper = Paper(id="p#1", title="Sparse Widgets", abstract="One. Two.", source="s", position=1)
+    first, second = Chunk("p#1::1", "p#1", 1, "One."), Chunk("p#1::2", "p#1", 2, "Two.")
+    assert [embed_text(paper, c) for c in (first, second)] == ["Sparse Widgets. One.", "Sparse Widgets. Two."]
+    assert [embed_text(paper, c, "first") for c in (first, second)] == ["Sparse Widgets. One.", "Two."]
+    derived = Paper(id="p#2", title="One", abstract="One. Two.", source="s", position=2, title_derived=True)
+    assert embed_text(derived, first) == "One."  # a title made from the abstract adds nothing
+    monkeypatch.setenv("ASSISTANT_CHUNK_TITLE", "some")
+    with pytest.raises(ConfigError, match="ASSISTANT_CHUNK_TITLE"):
+        Settings.from_env()
