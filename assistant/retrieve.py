@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,6 +50,20 @@ def fuse(dense: dict[str, float], bm25: dict[str, float], dense_weight: float) -
     b_max = max(bm25.values(), default=0.0) or 1.0
     return {pid: dense_weight * d / d_max + (1 - dense_weight) * bm25.get(pid, 0.0) / b_max
             for pid, d in dense.items()}
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller():
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def _one_blas_thread():
+    """Run a matrix-vector product on one BLAS thread. It is memory-bound, and OpenBLAS's idle workers
+    spin for a while after each call, taking the cores the next query's ONNX embedding needs: on
+    2 cores at 20k papers, search p50 went from 54 to 32 ms (benchmarks/speed.py --query-index)."""
+    return _blas_controller().limit(limits=1, user_api="blas")
 
 
 def _top(scores: np.ndarray, n: int) -> np.ndarray:
@@ -124,7 +139,8 @@ class Retriever:
         vectors = self.index.chunk_vectors()
         if not vectors.chunk_ids:
             return [], np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)
-        sims = vectors.matrix @ np.asarray(qvec, dtype=np.float32)
+        with _one_blas_thread():
+            sims = vectors.matrix @ np.asarray(qvec, dtype=np.float32)
         best = np.maximum.reduceat(sims, vectors.starts)
         if self.allowed is not None:
             best = np.where([pid in self.allowed for pid in vectors.paper_ids], best, -np.inf)

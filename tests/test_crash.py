@@ -36,6 +36,7 @@ def test_kill_9_mid_ingest_then_resume_gives_exact_counts(tmp_path, bundled_inde
     assert index.count() == 95
     assert index.chunks.count() == reference.chunks.count()  # no duplicate or orphan chunks
     assert index.fingerprint() == reference.fingerprint()
+    assert index.chunk_vectors().chunk_ids == reference.chunk_vectors().chunk_ids  # dense search sees them all
     hit = Retriever(index).search("WaterDrum unlearning metric", k=1).hits[0]
     assert hit.paper_id == "003_22ceaf1a0eb8de0c#12"
 
