@@ -108,10 +108,12 @@ class IngestReport:
     unchanged: list[str] = field(default_factory=list)
     chunks: int = 0
     seconds: float = 0.0
+    #: of which computing embeddings (the rest is parsing, chunking, Chroma writes and the commit)
+    embed_seconds: float = 0.0
 
     def as_dict(self) -> dict:
         return {"added": len(self.added), "updated": len(self.updated), "unchanged": len(self.unchanged),
-                "chunks": self.chunks, "seconds": round(self.seconds, 2)}
+                "chunks": self.chunks, "seconds": round(self.seconds, 2), "embed_seconds": round(self.embed_seconds, 2)}
 
 
 def stem_tokenize(texts: list[str]):
@@ -737,7 +739,10 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
             index.chunks.delete(where={"paper_id": {"$in": stale}})
         chunks = chunk_papers(group, settings)
         by_id = {p.id: p for p in group}
-        vecs = embed_array(index.embedder, [embed_text(by_id[c.paper_id], c, settings.chunk_title) for c in chunks])
+        texts = [embed_text(by_id[c.paper_id], c, settings.chunk_title) for c in chunks]
+        embed_started = time.perf_counter()
+        vecs = embed_array(index.embedder, texts)
+        report.embed_seconds += time.perf_counter() - embed_started
         if index.manifest and vecs.shape[1] != int(index.manifest.get("dim", vecs.shape[1])):
             raise IndexStoreError("embedding dimension changed; rebuild with: assistant ingest --rebuild")
         for batch_idx in _batches(list(range(len(chunks))), max_batch):
