@@ -1,4 +1,4 @@
-"""Hybrid retrieval: dense chunks (Chroma) + BM25 papers (bm25s), fused per paper, then a relevance gate."""
+"""Hybrid retrieval: exact dense (chunk-vector matrix) + BM25 (bm25s), fused per paper, then a relevance gate."""
 
 from __future__ import annotations
 
@@ -154,11 +154,6 @@ class Retriever:
         end = int(vectors.starts[group + 1]) if group + 1 < len(vectors.starts) else len(sims)
         return vectors.chunk_ids[start + int(np.argmax(sims[start:end]))]
 
-    def dense(self, qvec: np.ndarray, n: int) -> dict[str, tuple[float, str]]:
-        """The n papers with the most similar chunk: paper id -> (cosine, chunk id)."""
-        ids, best, sims = self.dense_all(qvec)
-        return {ids[i]: (float(best[i]), self.best_chunk(ids[i], sims)) for i in _top(best, n) if np.isfinite(best[i])}
-
     def bm25_all(self, query: str) -> np.ndarray | None:
         """BM25 score of every paper (aligned with the index's BM25 id list), or None."""
         retriever, ids = self.index.bm25()
@@ -185,7 +180,7 @@ class Retriever:
     def search(self, query: str, k: int | None = None, candidates: int = 100) -> Retrieval:
         """Top-k papers for a query, fused from dense and BM25 rankings, with the gate's verdict.
 
-        The candidate pool is the papers of the nearest chunks plus the BM25 top list; every
+        The candidate pool is the dense top list plus the BM25 top list; every
         candidate gets its exact score on both sides, each side is divided by its best score,
         and the two are blended with ``dense_weight`` (benchmarks/retrieval.py measured this
         max-normalised blend above min-max blending and reciprocal-rank fusion)."""
