@@ -100,6 +100,11 @@ class ChunkVectors:
         """paper id -> its group number (the row of its scores in ``Retriever.dense_all``)."""
         return {pid: i for i, pid in enumerate(self.paper_ids)}
 
+    def rows(self, group: int) -> range:
+        """Matrix rows of one paper's chunks."""
+        end = int(self.starts[group + 1]) if group + 1 < len(self.starts) else len(self.chunk_ids)
+        return range(int(self.starts[group]), end)
+
 
 @dataclass
 class IngestReport:
@@ -695,13 +700,12 @@ def _vectors_in_hand(index: Index, before: str | None, hashes: dict[str, str], c
         old = index._vectors_from_disk(before)
         if old is None:
             return None
-        ends = np.append(old.starts[1:], len(old.chunk_ids))
         keep: list[int] = []
-        for pid, start, end in zip(old.paper_ids, old.starts, ends):
+        for group, pid in enumerate(old.paper_ids):
             if pid in hashes and pid not in changed:
                 kept.add(pid)
-                keep.extend(range(int(start), int(end)))
-                rows += [(old.chunk_ids[i], pid, n) for n, i in enumerate(range(int(start), int(end)), 1)]
+                keep.extend(old.rows(group))
+                rows += [(old.chunk_ids[i], pid, n) for n, i in enumerate(old.rows(group), 1)]
         parts.append(old.matrix[keep])
     if set(hashes) - changed - kept:
         return None

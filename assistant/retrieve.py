@@ -149,10 +149,8 @@ class Retriever:
     def best_chunk(self, paper_id: str, sims: np.ndarray) -> str:
         """Id of a paper's most similar chunk, given every chunk's similarity from :meth:`dense_all`."""
         vectors = self.index.chunk_vectors()
-        group = vectors.position[paper_id]
-        start = int(vectors.starts[group])
-        end = int(vectors.starts[group + 1]) if group + 1 < len(vectors.starts) else len(sims)
-        return vectors.chunk_ids[start + int(np.argmax(sims[start:end]))]
+        rows = vectors.rows(vectors.position[paper_id])
+        return vectors.chunk_ids[rows.start + int(np.argmax(sims[rows.start:rows.stop]))]
 
     def bm25_all(self, query: str) -> np.ndarray | None:
         """BM25 score of every paper (aligned with the index's BM25 id list), or None."""
