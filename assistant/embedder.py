@@ -56,7 +56,7 @@ def _raw_tokenizer():
 
 
 def count_tokens(text: str) -> list[int]:
-    """Token ids without special tokens: the ``tokenizer`` callable SentenceSplitter wants."""
+    """Token ids without special tokens (what chunk sizes are measured in)."""
     return _raw_tokenizer().encode(text, add_special_tokens=False).ids
 
 
