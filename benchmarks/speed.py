@@ -3,11 +3,12 @@
     python benchmarks/speed.py [--sizes 95,2000,19972] [--repeats 3] [--work DIR]
 
 For each corpus size (the bundled 95 ICLR abstracts; the first N arxiv-ml papers otherwise):
-- raw embedder: plain onnxruntime on title + abstract, length-sorted batches (the practical limit), twice:
+- raw embedder: plain onnxruntime on title + abstract, length-sorted batches of ASSISTANT_EMBED_BATCH
+  (the practical limit; 8 is as fast as 32 for it too), twice:
   cut at 256 tokens as the model is configured, and on the full text (up to 512 tokens), which is what
   ours embeds (ours splits it into chunks instead of cutting it);
 - ours: ``assistant ingest`` into a fresh index (papers/s), in a subprocess so peak RSS is its own;
-- llama-index stock: ``IngestionPipeline`` (SentenceSplitter + the same embedder) into Chroma;
+- llama-index stock: ``IngestionPipeline`` (SentenceSplitter + the same embedder, same batch) into Chroma;
 - warm ``search`` and offline ``ask`` latency p50/p95 over the dev questions;
 and once: ``assistant --help`` and a first ``ask`` in a new process (medians over repeats).
 Writes benchmarks/results/speed.json and prints a table.
@@ -62,8 +63,9 @@ if sys.argv[2] == 'full':  # the whole text, up to the model's 512 positions (as
     load_tokenizer().enable_truncation(max_length=512)
 papers, _ = load_papers([Path(sys.argv[1])] if sys.argv[1] != '-' else None)
 texts = [p.abstract if p.title_derived else p.title + '. ' + p.abstract for p in papers]
+from assistant.config import Settings
 m = OnnxMiniLM(); m.embed(['warm up'])
-t = time.perf_counter(); m.embed(texts, 32); s = time.perf_counter() - t
+t = time.perf_counter(); m.embed(texts, Settings.from_env().embed_batch); s = time.perf_counter() - t
 print(json.dumps({"papers": len(texts), "seconds": s, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
