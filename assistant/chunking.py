@@ -60,13 +60,12 @@ def _breaks(tokens: list[str]) -> list[bool]:
             brk.append(tok.endswith(".") and not tok.endswith(".."))
     for i in range(len(tokens) - 1):
         tok, nxt = tokens[i], tokens[i + 1]
-        if not tok.endswith(".") or not (_INITIAL_RE.match(tok) or _is_number(tok)):
+        initial = bool(_INITIAL_RE.match(tok))
+        if not tok.endswith(".") or not (initial or _is_number(tok)):
             continue
         # the orthographic heuristic with no statistics: a lowercase word or punctuation after
         # an initial or a number means "not a sentence start"; a capital after an initial, too.
-        if nxt in (";", ":", ",", ".", "!", "?") or nxt[0].islower():
-            brk[i] = False
-        elif _INITIAL_RE.match(tok) and nxt[0].isupper():
+        if nxt in (";", ":", ",", ".", "!", "?") or nxt[0].islower() or (initial and nxt[0].isupper()):
             brk[i] = False
     return brk
 
@@ -161,8 +160,8 @@ class SentencePacker:
             return [text]
         return self._merge(self._split(text))
 
-    def _split(self, text: str) -> list[_Split]:
-        tokens = self.count(text)
+    def _split(self, text: str, tokens: int | None = None) -> list[_Split]:
+        tokens = self.count(text) if tokens is None else tokens
         if tokens <= self.size:
             return [_Split(text, True, tokens)]
         pieces, is_sentence = self._pieces(text)
@@ -172,7 +171,7 @@ class SentencePacker:
             if tokens <= self.size or len(pieces) == 1:
                 out.append(_Split(piece, is_sentence, tokens))
             else:
-                out.extend(self._split(piece))
+                out.extend(self._split(piece, tokens))  # already counted: tokenising is the cost here
         return out
 
     def _pieces(self, text: str) -> tuple[list[str], bool]:
