@@ -60,8 +60,10 @@ def _breaks(tokens: list[str]) -> list[bool]:
             brk.append(tok.endswith(".") and not tok.endswith(".."))
     for i in range(len(tokens) - 1):
         tok, nxt = tokens[i], tokens[i + 1]
+        if not tok.endswith("."):  # most tokens: skip the regex below
+            continue
         initial = bool(_INITIAL_RE.match(tok))
-        if not tok.endswith(".") or not (initial or _is_number(tok)):
+        if not (initial or _is_number(tok)):
             continue
         # the orthographic heuristic with no statistics: a lowercase word or punctuation after
         # an initial or a number means "not a sentence start"; a capital after an initial, too.
