@@ -56,3 +56,66 @@ def test_query_path_does_not_import_llama_index():
     code = ("from assistant.embedder import get_embedder; from assistant.config import Settings; "
             "get_embedder(Settings()).embed_array(['x']); import assistant.retrieve, assistant.answer")
     assert heavy_modules_after(code, ["llama_index.core"]) == []
+
+
+def _texts_of_mixed_lengths():
+    # mixed lengths in one batch: padded rows are where a wrong attention mask would show
+    return ["a", "graph neural networks for molecules", "federated learning with heterogeneous clients " * 30,
+            "Sparse attention. " * 5, "[CLS] [SEP]"]
+
+
+def test_rewritten_graph_gives_the_pypi_models_vectors():
+    from assistant.embedder import OnnxMiniLM
+
+    texts = _texts_of_mixed_lengths()
+    fast, plain = OnnxMiniLM(graph="fast").embed(texts, 8), OnnxMiniLM(graph="plain").embed(texts, 8)
+    assert np.min((fast * plain).sum(axis=1)) > 0.99999
+
+
+def test_rewrite_removes_the_nan_guards_and_fuses_gelu():
+    import collections
+
+    import onnx
+
+    from assistant.embedder import model_path
+    from assistant.onnxgraph import rewrite
+
+    before = collections.Counter(n.op_type for n in onnx.load(str(model_path())).graph.node)
+    after = collections.Counter(n.op_type for n in onnx.load_from_string(rewrite(model_path().read_bytes())).graph.node)
+    assert before["IsNaN"] == 6 and before["Erf"] == 6
+    assert after["IsNaN"] == after["Erf"] == 0 and after["Gelu"] == 6
+    assert after["Where"] == before["Where"] - 6 and after["MatMul"] == before["MatMul"]
+
+
+def test_rewrite_refuses_a_graph_it_was_not_written_for():
+    from onnx import TensorProto, helper
+
+    from assistant.onnxgraph import RewriteError, rewrite
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    with pytest.raises(RewriteError, match="expected 6"):
+        rewrite(helper.make_model(graph).SerializeToString())
+
+
+def test_rewritten_graph_is_cached_and_a_damaged_cache_falls_back(tmp_path, monkeypatch):
+    from assistant.embedder import MINILM_SHA256, OnnxMiniLM, _fast_graph, model_path
+
+    data = _fast_graph(str(model_path()), tmp_path, 2)
+    cached = list(tmp_path.iterdir())
+    assert [p.name for p in cached] == [f"minilm-int8-{MINILM_SHA256[:12]}-g1.onnx"]
+    assert cached[0].read_bytes() == data
+    # an unwritable cache still gives the graph, built in memory
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")
+    assert _fast_graph(str(model_path()), not_a_dir, 2) == data
+
+    cached[0].write_bytes(b"damaged")  # e.g. a disk error: rebuilt, not used and not left behind
+    monkeypatch.setenv("ASSISTANT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(OnnxMiniLM, "_sessions", {})
+    texts = _texts_of_mixed_lengths()
+    vecs = OnnxMiniLM(graph="fast").embed(texts, 8)
+    assert cached[0].read_bytes() == data
+    monkeypatch.setattr(OnnxMiniLM, "_sessions", {})
+    assert np.min((vecs * OnnxMiniLM(graph="plain").embed(texts, 8)).sum(axis=1)) > 0.99999
