@@ -92,9 +92,13 @@ def _session_options(threads: int):
 
 
 def _cached_graph(cache_dir: Path | None) -> Path | None:
+    """Named for the source model, the rewrite and onnxruntime (each build was checked on that one)."""
+    import onnxruntime as ort
+
     from .onnxgraph import VERSION
 
-    return cache_dir / f"minilm-int8-{MINILM_SHA256[:12]}-g{VERSION}.onnx" if cache_dir else None
+    name = f"minilm-int8-{MINILM_SHA256[:12]}-g{VERSION}-ort{ort.__version__}.onnx"
+    return cache_dir / name if cache_dir else None
 
 
 def _fast_graph(source: str, cache_dir: Path | None, threads: int) -> bytes | None:

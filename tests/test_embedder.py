@@ -100,11 +100,13 @@ def test_rewrite_refuses_a_graph_it_was_not_written_for():
 
 
 def test_rewritten_graph_is_cached_and_a_damaged_cache_falls_back(tmp_path, monkeypatch):
+    import onnxruntime
+
     from assistant.embedder import MINILM_SHA256, OnnxMiniLM, _fast_graph, model_path
 
     data = _fast_graph(str(model_path()), tmp_path, 2)
     cached = list(tmp_path.iterdir())
-    assert [p.name for p in cached] == [f"minilm-int8-{MINILM_SHA256[:12]}-g1.onnx"]
+    assert [p.name for p in cached] == [f"minilm-int8-{MINILM_SHA256[:12]}-g1-ort{onnxruntime.__version__}.onnx"]
     assert cached[0].read_bytes() == data
     # an unwritable cache still gives the graph, built in memory
     not_a_dir = tmp_path / "file"
