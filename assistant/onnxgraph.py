@@ -28,9 +28,11 @@ def rewrite(data: bytes, layers: int = 6) -> bytes:
 
     model = onnx.load_from_string(data)
     graph = model.graph
-    producer = {out: node for node in graph.node for out in node.output}
+    # one list of node objects for everything below: ids stay valid while it holds them
+    nodes = list(graph.node)
+    producer = {out: node for node in nodes for out in node.output}
     consumers: dict[str, list] = defaultdict(list)
-    for node in graph.node:
+    for node in nodes:
         for name in node.input:
             consumers[name].append(node)
     initializers = {t.name: t for t in graph.initializer}
@@ -64,7 +66,7 @@ def rewrite(data: bytes, layers: int = 6) -> bytes:
     rename: dict[str, str] = {}
     replace: dict[int, object] = {}  # id of the node a fused node takes the place of -> the fused node
     guards = gelus = 0
-    for node in graph.node:
+    for node in nodes:
         if node.op_type == "Where" and node.input[0] in producer and producer[node.input[0]].op_type == "IsNaN":
             isnan = producer[node.input[0]]
             if isnan.input[0] != node.input[2] or constant(node.input[1]) != 0.0 \
@@ -94,16 +96,16 @@ def rewrite(data: bytes, layers: int = 6) -> bytes:
     if any(out.name in rename for out in graph.output):
         raise RewriteError("a graph output is a NaN guard")
 
-    nodes = []
-    for node in graph.node:
+    kept = []
+    for node in nodes:
         if id(node) in dropped:
             continue
         node = replace.get(id(node), node)
         for k, name in enumerate(node.input):
             if name in rename:
                 node.input[k] = rename[name]
-        nodes.append(node)
-    new_nodes = [onnx.NodeProto.FromString(n.SerializeToString()) for n in nodes]
+        kept.append(node)
+    new_nodes = [onnx.NodeProto.FromString(n.SerializeToString()) for n in kept]
     del graph.node[:]
     graph.node.extend(new_nodes)
     if not any(op.domain == "com.microsoft" for op in model.opset_import):
