@@ -80,7 +80,8 @@ def _verified(path: str) -> str:
     return path
 
 
-def _session_options(threads: int):
+def _new_session(model: str | bytes, threads: int):
+    """An onnxruntime CPU session on a model file path or serialized model."""
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
@@ -88,7 +89,7 @@ def _session_options(threads: int):
     opts.inter_op_num_threads = 1
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     opts.log_severity_level = 3
-    return opts
+    return ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
 
 
 def _cached_graph(cache_dir: Path | None) -> Path | None:
@@ -113,14 +114,10 @@ def _fast_graph(source: str, cache_dir: Path | None, threads: int) -> bytes | No
     if cached is not None and cached.is_file():
         return cached.read_bytes()
     try:
-        import onnxruntime as ort
-
         data = onnxgraph.rewrite(Path(source).read_bytes())
         probe = ["[CLS] only", "graph neural networks for molecules " * 40, "a short query about federated learning"]
-        plain = OnnxMiniLM._embed_with(ort.InferenceSession(source, _session_options(threads),
-                                                            providers=["CPUExecutionProvider"]), probe, 3)
-        fast = OnnxMiniLM._embed_with(ort.InferenceSession(data, _session_options(threads),
-                                                           providers=["CPUExecutionProvider"]), probe, 3)
+        plain = OnnxMiniLM._embed_with(_new_session(source, threads), probe, 3)
+        fast = OnnxMiniLM._embed_with(_new_session(data, threads), probe, 3)
         if float(np.min((plain * fast).sum(axis=1))) < 0.99999:
             return None
     except Exception:  # noqa: BLE001 - any failure means: use the original graph, which always works
@@ -157,31 +154,25 @@ class OnnxMiniLM:
     def session(self):
         with OnnxMiniLM._lock:
             if self.graph not in OnnxMiniLM._sessions:
-                import onnxruntime as ort
-
                 path = _verified(str(model_path()))
                 session = self._fast_session(path) if self.graph == "fast" else None
-                if session is None:
-                    session = ort.InferenceSession(path, _session_options(self.threads),
-                                                   providers=["CPUExecutionProvider"])
-                OnnxMiniLM._sessions[self.graph] = session
+                OnnxMiniLM._sessions[self.graph] = session or _new_session(path, self.threads)
             return OnnxMiniLM._sessions[self.graph]
 
     def _fast_session(self, path: str):
         """A session on the rewritten graph, or None to use the original one."""
-        import onnxruntime as ort
-
         from .config import cache_dir
 
+        directory = cache_dir()
         for _ in range(2):
-            data = _fast_graph(path, cache_dir(), self.threads)
+            data = _fast_graph(path, directory, self.threads)
             if data is None:
                 return None
             try:
-                return ort.InferenceSession(data, _session_options(self.threads), providers=["CPUExecutionProvider"])
+                return _new_session(data, self.threads)
             except Exception:  # noqa: BLE001 - a damaged cache file: drop it and build the graph again, once
                 with contextlib.suppress(OSError):
-                    _cached_graph(cache_dir()).unlink()
+                    _cached_graph(directory).unlink()
         return None
 
     def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
