@@ -138,17 +138,19 @@ class OnnxMiniLM:
     """all-MiniLM-L6-v2 int8 on onnxruntime: mean pooling over the mask, then L2 norm.
 
     ``graph="fast"`` (default) runs the rewritten graph of :mod:`assistant.onnxgraph` (same vectors,
-    ~12% faster), ``"plain"`` the PyPI file as is. One session per kind per process.
+    ~12% faster), cached in ``cache_dir`` (default :func:`assistant.config.cache_dir`); ``"plain"`` the
+    PyPI file as is. One session per kind per process.
     """
 
     _lock = threading.Lock()
     _sessions: dict = {}
 
-    def __init__(self, threads: int | None = None, graph: str = "fast"):
+    def __init__(self, threads: int | None = None, graph: str = "fast", cache_dir: Path | None = None):
         self.threads = threads or min(4, os.cpu_count() or 1)
         if graph not in ("fast", "plain"):
             raise ValueError(f"graph must be 'fast' or 'plain', not {graph!r}")
         self.graph = graph
+        self.cache_dir = cache_dir
 
     @property
     def session(self):
@@ -163,7 +165,7 @@ class OnnxMiniLM:
         """A session on the rewritten graph, or None to use the original one."""
         from .config import cache_dir
 
-        directory = cache_dir()
+        directory = self.cache_dir or cache_dir()
         for _ in range(2):
             data = _fast_graph(path, directory, self.threads)
             if data is None:
@@ -210,9 +212,9 @@ class LocalMiniLM:
 
     model_name = MINILM_ID
 
-    def __init__(self, embed_batch_size: int = 16):
+    def __init__(self, embed_batch_size: int = 16, cache_dir: Path | None = None):
         self.embed_batch_size = embed_batch_size
-        self._model = OnnxMiniLM()
+        self._model = OnnxMiniLM(cache_dir=cache_dir)
 
     def embed_array(self, texts: list[str]) -> np.ndarray:
         return self._model.embed(texts, self.embed_batch_size)
@@ -232,7 +234,7 @@ def get_embedder(settings):
     spec = settings.embedder
     embedder_id(spec)
     if spec == "minilm":
-        return LocalMiniLM(embed_batch_size=settings.embed_batch)
+        return LocalMiniLM(embed_batch_size=settings.embed_batch, cache_dir=settings.cache_dir)
     if not (settings.api_key or settings.base_url):
         raise ConfigError(f"ASSISTANT_EMBEDDER={spec} needs OPENAI_API_KEY (or OPENAI_BASE_URL); "
                           "set one, or use ASSISTANT_EMBEDDER=minilm")

@@ -121,3 +121,14 @@ def test_rewritten_graph_is_cached_and_a_damaged_cache_falls_back(tmp_path, monk
     assert cached[0].read_bytes() == data
     monkeypatch.setattr(OnnxMiniLM, "_sessions", {})
     assert np.min((vecs * OnnxMiniLM(graph="plain").embed(texts, 8)).sum(axis=1)) > 0.99999
+
+
+def test_settings_cache_dir_is_where_the_graph_is_cached(tmp_path, monkeypatch):
+    from assistant.config import Settings
+    from assistant.embedder import OnnxMiniLM, get_embedder
+
+    monkeypatch.setenv("ASSISTANT_CACHE_DIR", str(tmp_path / "from-env"))
+    monkeypatch.setattr(OnnxMiniLM, "_sessions", {})
+    get_embedder(Settings(cache_dir=tmp_path / "from-settings")).embed_array(["a short query"])
+    assert [p.suffix for p in (tmp_path / "from-settings").iterdir()] == [".onnx"]
+    assert not (tmp_path / "from-env").exists()
