@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
 from typing import Callable
 
 import numpy as np
@@ -156,12 +157,18 @@ def no_answer(question: str, mode: str, retrieval: Retrieval) -> Answer:
 
 def answer_question(retriever: Retriever, question: str, settings: Settings | None = None,
                     on_token: Callable[[str], None] | None = None, retrieval_query: str | None = None,
-                    k: int | None = None) -> Answer:
-    """Retrieve for ``retrieval_query`` (default: the question) and answer ``question`` with citations."""
+                    k: int | None = None, pinned: list[str] | None = None) -> Answer:
+    """Retrieve for ``retrieval_query`` (default: the question) and answer ``question`` with citations.
+
+    ``pinned``: paper ids the user named (the retriever's filter holds them): they are the sources, in
+    that order, every one is used, and the relevance gate does not refuse."""
     settings = settings or retriever.settings
     k = k or settings.top_k
     full = retriever.search(retrieval_query or question, k=max(k, 10))
-    retrieval = Retrieval(query=full.query, hits=full.hits[:k], answerable=full.answerable,
+    if pinned:
+        found = {h.paper_id: h for h in full.hits}
+        full.hits = [dc_replace(found[pid], rank=n) for n, pid in enumerate((p for p in pinned if p in found), 1)]
+    retrieval = Retrieval(query=full.query, hits=full.hits[:k], answerable=full.answerable or bool(pinned),
                           confidence=full.confidence, query_vector=full.query_vector)
     mode = "llm" if settings.llm_enabled else "extractive"
     if not retrieval.answerable or not retrieval.hits:
@@ -169,7 +176,7 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
     elif mode == "llm":
         answer = llm_answer(retriever, question, retrieval, settings, on_token)
     else:
-        answer = extractive_answer(retriever, question, retrieval)
+        answer = extractive_answer(retriever, question, retrieval, every_paper=bool(pinned))
     answer.retrieved = full.hits
     return answer
 
@@ -244,19 +251,24 @@ def support_marks(retriever: Retriever, text: str, hits: list[Hit], abstracts: d
 
 def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
                       max_papers: int = 4, max_sentences: int = 6, quota_top: int = 4,
-                      keep_ratio: float = 0.5) -> Answer:
+                      keep_ratio: float = 0.5, every_paper: bool = False) -> Answer:
     """Verbatim abstract sentences chosen for the question, each cited.
 
     Sentences are scored by cosine similarity to the question plus the IDF-weighted share of the
     question's (stemmed) terms they add; the top paper contributes up to ``quota_top`` sentences
     (each must add uncovered terms), other papers one, and a paper is only included while its
-    retrieval score stays close to the top one.
+    retrieval score stays close to the top one. With ``every_paper`` (papers the user named) each
+    of the first ``max_papers`` hits is used and they share the sentence budget.
     """
     hits = retrieval.hits
     papers = retriever.index.all_papers()
     top = hits[0].score or 1e-9
-    chosen_hits = [h for h in hits[:max_papers] if h.score >= 0.6 * top and h.dense >= retriever.threshold() * 0.9]
-    chosen_hits = chosen_hits or hits[:1]
+    if every_paper:
+        chosen_hits = hits[:max_papers]
+        share = max(1, min(quota_top, max_sentences // max(len(chosen_hits), 1)))
+    else:
+        chosen_hits = [h for h in hits[:max_papers]
+                       if h.score >= 0.6 * top and h.dense >= retriever.threshold() * 0.9] or hits[:1]
     sentences: list[tuple[int, str]] = []
     blocks = []
     for n, h in enumerate(hits, 1):
@@ -281,7 +293,7 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
         first_gain = None
         # Greedy coverage: each further sentence must add question terms the earlier ones missed,
         # so a two-part question ("which dataset ..., and by how much ...") gets both answers.
-        for _ in range(quota_top if n == 1 else 1):
+        for _ in range(share if every_paper else quota_top if n == 1 else 1):
             gains = {i: 0.6 * float(cos[i]) + 0.4 * sum(weights.get(t, 1.0) for t in sterms[i] - covered) / total
                      for i in idx if (n, i) not in picked}
             if not gains:

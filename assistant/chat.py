@@ -3,6 +3,8 @@
 A follow-up ("how much does it reduce forgetting?") is retrieved with the conversation's help:
 with an LLM, the condense prompt rewrites it as a standalone question; without one, it is
 combined with the previous question and the title of the previous answer's top paper.
+A follow-up that names sources of the previous answer ("[2]", "paper 3", "the second one", "the first
+and third papers", "the last one") is answered from those papers only, in either mode.
 The same :meth:`Conversation.ask` serves ``chat`` and ``eval``.
 """
 
@@ -14,11 +16,59 @@ from typing import Callable
 
 from .answer import Answer, answer_question
 from .config import Settings
+from .errors import InputError
 from .retrieve import Retriever
 
 _ANAPHORA = re.compile(
     r"\b(it|its|it's|they|them|their|theirs|this|that|these|those|the (?:paper|method|approach|model|work|"
     r"authors?|framework|benchmark|dataset|algorithm)|same|above|former|latter)\b", re.I)
+
+
+_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
+             "fifth": 5, "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8,
+             "ninth": 9, "9th": 9, "tenth": 10, "10th": 10, "last": -1}
+_ORD = "|".join(sorted(_ORDINALS, key=len, reverse=True))
+_NOUN = r"(?:ones?|papers?|sources?|results?|works?|stud(?:y|ies)|articles?|references?|citations?|hits?)"
+_JOIN = r"\s*(?:,|&|\band\b|\bor\b|\bvs\.?|\bversus\b)\s*"
+#: "[2]", "[1, 3]": the answer's own citation markers.
+_BRACKET = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+#: "paper 2", "source #3", "papers 1 and 3".
+_NUMBERED = re.compile(rf"\b(?:papers?|sources?|results?|refs?|references?|citations?)\s*#?\s*(\d{{1,2}}(?:{_JOIN}#?\s*\d{{1,2}})*)\b",
+                       re.I)
+#: "the second one", "the first and third papers", "the last one". A bare ordinal ("the second") counts only
+#: before punctuation or a verb, so "the first step" is not a reference.
+_ORDINAL = re.compile(
+    rf"\bthe\s+((?:{_ORD})(?:{_JOIN}(?:the\s+)?(?:{_ORD}))*)\b"
+    rf"(?:\s+{_NOUN}\b|(?=\s*(?:[?.,!;:)]|$|(?:say|says|said|do|does|did|use|uses|propose|proposes|claim|claims|"
+    r"report|reports|show|shows|find|finds|mean|means|handle|handles|achieve|achieves|address|addresses|"
+    r"measure|measures|evaluate|evaluates|need|needs|work|works|compare|about|on|in|with)\b)))", re.I)
+
+
+#: Stemmed words that say what to do with the papers, not what about them ("compare [1] and [2]").
+_FILLER = {"tell", "me", "more", "about", "what", "how", "doe", "do", "is", "are", "the", "a", "an", "and", "or",
+           "compar", "explain", "describ", "summar", "summari", "it", "them", "they", "thi", "that", "these",
+           "those", "one", "on", "of", "in", "with", "pleas", "detail", "can", "you", "say", "said", "between",
+           "differ", "contrast", "versu", "vs", "show", "give", "to"}
+
+
+def references(question: str) -> tuple[list[int], list[int]]:
+    """Sources of the previous answer that a question names: (citation numbers as shown, e.g. ``[2]`` or
+    "paper 2"; positions in its Sources list, e.g. "the second one" -> 2, "the last one" -> -1)."""
+    numbers: list[int] = []
+    for rx in (_BRACKET, _NUMBERED):
+        for m in rx.finditer(question):
+            numbers += [int(n) for n in re.findall(r"\d+", m.group(1))]
+    positions = [_ORDINALS[w.lower()] for m in _ORDINAL.finditer(question)
+                 for w in re.findall(_ORD, m.group(1), re.I)]
+    return list(dict.fromkeys(numbers)), list(dict.fromkeys(positions))
+
+
+def without_references(question: str) -> str:
+    """The question with its references to earlier sources taken out (what the papers are asked)."""
+    text = question
+    for rx in (_BRACKET, _NUMBERED, _ORDINAL):
+        text = rx.sub(" ", text)
+    return re.sub(r"\s+", " ", re.sub(r"\s+([?.,!;:])", r"\1", text)).strip()
 
 
 @dataclass
@@ -54,6 +104,33 @@ class Conversation:
             return False
         return bool(_ANAPHORA.search(question)) or len(question.split()) <= 4
 
+    def referenced(self, question: str) -> list[tuple[str, str]]:
+        """(paper id, title) of each source of the previous answer the question names; [] if none.
+
+        Numbers are the ``[n]`` the answer showed (``/show n`` opens the same paper); positions count
+        down its Sources list. A number or position the answer does not have is an :class:`InputError`."""
+        if not self.turns:
+            return []
+        numbers, positions = references(question)
+        if not numbers and not positions:
+            return []
+        prev = self.last.answer
+        shown = [(c.paper_id, c.title) for c in sorted(prev.citations, key=lambda c: c.n)]
+        shown = shown or [(h.paper_id, h.title) for h in prev.sources]
+        listed = ", ".join(f"[{c.n}]" for c in sorted(prev.citations, key=lambda c: c.n)) or "nothing"
+        out: list[tuple[str, str]] = []
+        for n in numbers:
+            if not 1 <= n <= len(prev.sources):
+                raise InputError(f"the last answer has no source [{n}] (it cited {listed}); "
+                                 "use /sources to list them")
+            out.append((prev.sources[n - 1].paper_id, prev.sources[n - 1].title))
+        for pos in positions:
+            if not shown or pos > len(shown):
+                raise InputError(f"the last answer cited {len(shown)} source(s) ({listed}), so there is no "
+                                 f"{'last' if pos < 0 else _ordinal_word(pos)} one; use /sources to list them")
+            out.append(shown[pos - 1] if pos > 0 else shown[-1])
+        return list(dict.fromkeys(out))
+
     def standalone(self, question: str) -> str:
         """The query used for retrieval: the question itself, or a rewrite that resolves references."""
         if not self.turns:
@@ -76,7 +153,8 @@ class Conversation:
         from .llm import chat
         from .prompts import render
 
-        history = "\n".join(f"User: {t.question}\nAssistant: {t.answer.text[:600]}" for t in self.turns[-4:])
+        history = "\n".join(f"User: {t.question}\nAssistant: {t.answer.text[:600]}" + _source_list(t.answer)
+                            for t in self.turns[-4:])
         prompt = render("condense", history=history, question=question)
         completion = chat(self.settings, [{"role": "user", "content": prompt}], stream=False, max_tokens=120,
                           temperature=0.0)
@@ -84,7 +162,52 @@ class Conversation:
         return rewritten or question
 
     def ask(self, question: str, on_token: Callable[[str], None] | None = None) -> Answer:
-        query = self.standalone(question)
-        answer = answer_question(self.retriever, question, self.settings, on_token=on_token, retrieval_query=query)
+        pinned = self.referenced(question)
+        if pinned:
+            answer = self._ask_about(question, pinned, on_token)
+        else:
+            query = self.standalone(question)
+            answer = answer_question(self.retriever, question, self.settings, on_token=on_token, retrieval_query=query)
         self.turns.append(Turn(question=question, answer=answer))
         return answer
+
+    def _ask_about(self, question: str, pinned: list[tuple[str, str]],
+                   on_token: Callable[[str], None] | None) -> Answer:
+        """Answer from the named papers only. The user chose them, so the relevance gate does not apply.
+
+        Offline, the papers' sentences are matched against the question without its reference words
+        (noise to the embedder), or against the previous question when nothing else is left ("tell me
+        more about the second one"). The LLM gets the question as asked and is told that the sources it
+        is sent, numbered from [1] again in the order named, are the ones meant (no corpus text goes
+        outside the sources block)."""
+        from .answer import _terms
+
+        if self.settings.llm_enabled:
+            meant = "the source below, [1]" if len(pinned) == 1 else \
+                f"the {len(pinned)} sources below, [1] to [{len(pinned)}] in the order they were named"
+            asked = f"{question} (The user means {meant}.)"
+        else:
+            asked = without_references(question)
+            if not _terms(asked) - _FILLER:
+                asked = self.last.question
+        saved = self.retriever.allowed
+        self.retriever.allowed = {pid for pid, _ in pinned}
+        try:
+            answer = answer_question(self.retriever, asked, self.settings, on_token=on_token,
+                                     retrieval_query=" ".join([*(t for _, t in pinned), asked]),
+                                     k=len(pinned), pinned=[pid for pid, _ in pinned])
+        finally:
+            self.retriever.allowed = saved
+        answer.question = question
+        return answer
+
+
+def _ordinal_word(pos: int) -> str:
+    return next(w for w, p in _ORDINALS.items() if p == pos and w.isalpha())
+
+
+def _source_list(answer: Answer) -> str:
+    """The Sources the user saw, so the condense prompt can resolve "the second paper"."""
+    if not answer.citations:
+        return ""
+    return "\nSources: " + "; ".join(f"[{c.n}] {c.title}" for c in sorted(answer.citations, key=lambda c: c.n))

@@ -567,7 +567,8 @@ def _render_summary(summary: dict, as_json: bool) -> None:
     out.print(table)
 
 
-CHAT_HELP = """Commands:
+CHAT_HELP = """Follow-ups can name the last answer's sources: "how does the second one do it?", "compare [1] and [3]".
+Commands:
   /sources   show the sources of the last answer
   /show N    the full abstract of source N of the last answer
   /save FILE save the conversation (.md transcript, .bib citations, .json evidence)
@@ -675,10 +676,10 @@ def chat(
         except AssistantError as exc:
             if stream:
                 stream.close()
-            # one failed turn (say, the LLM is down) must not end the session
-            err.print(f"[bold red]Error:[/] {escape(str(exc))}")
-            if not interactive:
+            if not interactive:  # a script's failed turn ends it (reported once, by handle_errors)
                 raise
+            # one failed turn (say, the LLM is down) must not end an interactive session
+            err.print(f"[bold red]Error:[/] {escape(str(exc))}")
             continue
         if stream:
             stream.close(answer.text)

@@ -168,6 +168,16 @@ def test_chat_show_and_save_commands(bundled_index_dir, tmp_path):
     assert (tmp_path / "c.md").read_text().count("## ") == 1
 
 
+def test_chat_follow_up_naming_a_source_is_answered_from_it(bundled_index_dir):
+    script = "Which papers study federated learning?\nhow does the second one handle privacy?\nwhat about paper 9?\n"
+    res = run("chat", "--index-dir", str(bundled_index_dir), input=script)
+    first, second = res.stdout.split("> how does the second one handle privacy?")
+    sources = [l.split()[1] for l in first.split("Sources")[1].splitlines() if l.startswith("[")]
+    assert [l.split()[1] for l in second.split("Sources")[1].splitlines() if l.startswith("[")] == [sources[1]]
+    # a piped script stops at a bad reference: one line on stderr, exit code 3, no traceback
+    assert res.exit_code == 3 and res.stderr.count("no source [9]") == 1 and "Traceback" not in res.stderr
+
+
 def test_chat_is_saved_and_can_be_continued(mini_index):
     res = run("chat", "--index-dir", str(mini_index), input="What does Mixture-of-Thought reason with?\n")
     assert res.exit_code == 0

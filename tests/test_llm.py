@@ -169,12 +169,13 @@ def test_non_streaming_condense_request_for_followups(bundled_index_dir, mocked_
         httpx.Response(200, json=completion_json("What lightweight remedy does Sample Weight Decay propose?")),
         sse_response("It decays sample weights [1]."),
     ]
-    conv.ask("Is there a theoretical analysis of plasticity loss in deep reinforcement learning?")
+    first = conv.ask("Is there a theoretical analysis of plasticity loss in deep reinforcement learning?")
     ans = conv.ask("What remedy does it propose?")
     condense = json.loads(mocked_openai_chat.calls[1].request.content)
     assert condense.get("stream") in (None, False)
     prompt = condense["messages"][0]["content"]
     assert "plasticity loss" in prompt and "Last question: What remedy does it propose?" in prompt
+    assert f"Sources: [1] {first.citations[0].title}" in prompt  # so "the second paper" can be resolved
     assert ans.retrieval_query == "What lightweight remedy does Sample Weight Decay propose?"
     assert ans.sources[0].paper_id == "003_22ceaf1a0eb8de0c#16"
 

@@ -1,0 +1,112 @@
+"""Conversation: follow-ups that name earlier sources ("the second one", "[3]") are answered from them."""
+
+import json
+
+import pytest
+
+from assistant.chat import Conversation, references, without_references
+from assistant.config import Settings
+from assistant.errors import InputError
+from assistant.index import Index
+from assistant.retrieve import Retriever
+
+from .conftest import sse_response
+
+
+@pytest.mark.parametrize("question, numbers, positions", [
+    ("how does the second one handle privacy?", [], [2]),
+    ("What does the second say about privacy?", [], [2]),
+    ("compare [1] and [3]", [1, 3], []),
+    ("what does [2, 4] report?", [2, 4], []),
+    ("what does paper 2 propose?", [2], []),
+    ("papers 1 and 4: which is faster?", [1, 4], []),
+    ("what about source #3", [3], []),
+    ("compare the first and third papers", [], [1, 3]),
+    ("Is the 2nd work better than the 1st?", [], [2, 1]),
+    ("and the last one?", [], [-1]),
+    # not references: an ordinal inside an ordinary noun phrase, a year, no number at all
+    ("what is the first step of the method?", [], []),
+    ("what was the second experiment?", [], []),
+    ("how many papers from 2025 study this?", [], []),
+    ("what does it propose?", [], []),
+])
+def test_references_are_parsed_from_the_question(question, numbers, positions):
+    assert references(question) == (numbers, positions)
+
+
+def test_reference_words_are_removed_from_what_the_papers_are_asked():
+    assert without_references("how does the second one handle privacy?") == "how does handle privacy?"
+    assert without_references("compare [1] and [3]") == "compare and"
+
+
+@pytest.fixture
+def conversation(bundled_index_dir):
+    settings = Settings.from_env(index_dir=bundled_index_dir)
+    return Conversation(Retriever(Index(settings), settings), settings)
+
+
+def test_the_second_one_is_the_second_source_of_the_previous_answer(conversation):
+    first = conversation.ask("what work exists on federated learning?")
+    shown = sorted(first.citations, key=lambda c: c.n)
+    assert len(shown) >= 3
+    ans = conversation.ask("how does the second one handle privacy?")
+    assert ans.answerable and [c.paper_id for c in ans.citations] == [shown[1].paper_id]
+    assert [h.paper_id for h in ans.sources] == [shown[1].paper_id]
+    assert "privacy" in ans.text.lower()
+    assert ans.question == "how does the second one handle privacy?"  # stored as asked
+    # the next turn counts from this answer's own Sources list
+    again = conversation.ask("and the last one?")
+    assert [c.paper_id for c in again.citations] == [shown[1].paper_id]
+
+
+def test_bracketed_numbers_name_several_sources_and_each_is_quoted(conversation):
+    first = conversation.ask("what work exists on federated learning?")
+    by_n = {h.rank: h.paper_id for h in first.sources}
+    ans = conversation.ask("compare [3] and [1]")
+    # the named papers are the sources, renumbered in the order they were named
+    assert [h.paper_id for h in ans.sources] == [by_n[3], by_n[1]]
+    assert [(c.n, c.paper_id) for c in ans.citations] == [(1, by_n[3]), (2, by_n[1])]
+    assert conversation.retriever.allowed is None  # the pin lasts one turn
+
+
+def test_a_named_paper_is_answered_even_when_the_gate_would_refuse(bundled_index_dir):
+    """The user chose the paper: it is quoted even if its match would not clear the relevance gate."""
+    settings = Settings.from_env(index_dir=bundled_index_dir, min_relevance=0.99)  # the gate refuses all
+    conv = Conversation(Retriever(Index(settings), settings), settings)
+    conv.ask("what work exists on federated learning?")
+    assert not conv.last.answer.answerable
+    target = conv.last.answer.sources[0].paper_id
+    ans = conv.ask("what does paper 1 say about privacy?")
+    assert ans.answerable and [c.paper_id for c in ans.citations] == [target]
+
+
+def test_a_source_the_previous_answer_does_not_have_is_a_clear_error(conversation):
+    conversation.ask("what work exists on federated learning?")
+    with pytest.raises(InputError, match=r"no source \[12\].*/sources"):
+        conversation.ask("what does paper 12 propose?")
+    with pytest.raises(InputError, match="no ninth one"):
+        conversation.ask("what does the ninth one propose?")
+    assert len(conversation.turns) == 1  # a failed turn is not recorded
+
+
+def test_without_a_previous_answer_numbers_are_just_words(conversation):
+    ans = conversation.ask("what does paper 2 of the federated learning literature propose?")
+    assert ans.answerable and len(conversation.turns) == 1
+
+
+def test_with_an_llm_the_named_papers_are_the_only_sources_sent(bundled_index_dir, mocked_openai_chat):
+    settings = Settings.from_env(index_dir=bundled_index_dir)
+    conv = Conversation(Retriever(Index(settings), settings), settings)
+    mocked_openai_chat.side_effect = [
+        sse_response("FL work includes [1], [2] and [3]."),
+        sse_response("It adds calibrated noise [1]."),
+    ]
+    first = conv.ask("what work exists on federated learning?")
+    second_source = first.sources[1]
+    ans = conv.ask("how does the second one handle privacy?")
+    assert mocked_openai_chat.call_count == 2  # no condense call: the reference was resolved directly
+    user = json.loads(mocked_openai_chat.calls[1].request.content)["messages"][-1]["content"]
+    assert user.count("<source ") == 1 and f'id="{second_source.paper_id}"' in user
+    assert "how does the second one handle privacy? (The user means the source below, [1].)" in user
+    assert [c.paper_id for c in ans.citations] == [second_source.paper_id]
+
