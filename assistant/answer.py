@@ -23,6 +23,24 @@ CITATION_RE = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
 EXTRACTIVE_LABEL = "Extractive answer (no LLM configured): verbatim sentences from the abstracts."
 INCOMPLETE_MARK = "[answer incomplete: the LLM stream stopped early]"
 LENGTH_MARK = "[answer cut at {n} tokens: raise ASSISTANT_MAX_TOKENS for longer answers]"
+#: A sentence that states what its paper contributes ("we propose ...", "this paper introduces ...").
+CONTRIBUTION_RE = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+){0,2}?(?:propose|introduce|present|develop|"
+                             r"show|demonstrate|find|study|investigate|analy[sz]e|establish|derive|prove)", re.I)
+#: Questions about an area rather than one paper: "what work exists on X?", "which papers study X?",
+#: "are there papers on X?", "summarise work on X". (A singular "which paper ..." is a lookup.)
+SURVEY_RE = re.compile(
+    r"^\s*(?:(?:which|what)\s+(?:\w+\s+){0,3}?(?:papers|works|studies|articles|approaches|methods)\b"
+    r"|what\s+(?:(?:\w+\s+){0,2}?(?:work|research|literature))\s+(?:exists?|is there|has been done)"
+    r"|(?:are|is) there\s+(?:any\s+)?(?:papers|works?|studies|research)\b"
+    r"|(?:list|find|show(?: me)?)\s+(?:\w+\s+){0,2}?(?:papers|works|studies)\b"
+    r"|(?:summari[sz]e|overview of|survey)\b)", re.I)
+#: Added to a contribution sentence's score in an offline survey answer (scores are ~0.2-0.9): enough that
+#: "we propose X" wins over the background sentence that restates the topic (which matches it best).
+SURVEY_CONTRIBUTION = 0.5
+
+
+def is_survey(question: str) -> bool:
+    return bool(SURVEY_RE.search(question))
 
 
 @dataclass
@@ -163,6 +181,7 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
     ``pinned``: paper ids the user named (the retriever's filter holds them): they are the sources, in
     that order, every one is used, and the relevance gate does not refuse."""
     settings = settings or retriever.settings
+    survey = is_survey(question) and not pinned
     k = k or settings.top_k
     full = retriever.search(retrieval_query or question, k=max(k, 10))
     if pinned:
@@ -176,7 +195,7 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
     elif mode == "llm":
         answer = llm_answer(retriever, question, retrieval, settings, on_token)
     else:
-        answer = extractive_answer(retriever, question, retrieval, every_paper=bool(pinned))
+        answer = extractive_answer(retriever, question, retrieval, every_paper=bool(pinned), survey=survey)
     answer.retrieved = full.hits
     return answer
 
@@ -251,18 +270,22 @@ def support_marks(retriever: Retriever, text: str, hits: list[Hit], abstracts: d
 
 def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
                       max_papers: int = 4, max_sentences: int = 6, quota_top: int = 4,
-                      keep_ratio: float = 0.5, every_paper: bool = False) -> Answer:
+                      keep_ratio: float = 0.5, every_paper: bool = False, survey: bool = False) -> Answer:
     """Verbatim abstract sentences chosen for the question, each cited.
 
     Sentences are scored by cosine similarity to the question plus the IDF-weighted share of the
     question's (stemmed) terms they add; the top paper contributes up to ``quota_top`` sentences
     (each must add uncovered terms), other papers one, and a paper is only included while its
     retrieval score stays close to the top one. With ``every_paper`` (papers the user named) each
-    of the first ``max_papers`` hits is used and they share the sentence budget.
+    of the first ``max_papers`` hits is used and they share the sentence budget. A ``survey``
+    question ("which papers study X?") gets one sentence per paper, favouring the sentence that says
+    what the paper contributes over background.
     """
     hits = retrieval.hits
     papers = retriever.index.all_papers()
     top = hits[0].score or 1e-9
+    if survey:
+        quota_top = 1
     if every_paper:
         chosen_hits = hits[:max_papers]
         share = max(1, min(quota_top, max_sentences // max(len(chosen_hits), 1)))
@@ -295,6 +318,7 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
         # so a two-part question ("which dataset ..., and by how much ...") gets both answers.
         for _ in range(share if every_paper else quota_top if n == 1 else 1):
             gains = {i: 0.6 * float(cos[i]) + 0.4 * sum(weights.get(t, 1.0) for t in sterms[i] - covered) / total
+                     + (SURVEY_CONTRIBUTION * bool(CONTRIBUTION_RE.search(sentences[i][1])) if survey else 0.0)
                      for i in idx if (n, i) not in picked}
             if not gains:
                 break
@@ -311,7 +335,7 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
         # keep each paper's sentences in their abstract order
         lines.append((n, i, f"{sentences[i][1]} [{n}]"))
         snippets.setdefault(n, sentences[i][1])
-    lines.sort(key=lambda t: (t[0], t[1]))
+    lines.sort(key=lambda t: (t[0], t[1]))  # by source, so a survey answer reads down the ranking
     text = "\n".join(f"- {line}" for _, _, line in lines)
     cited = sorted(snippets)
     return Answer(question=question, text=text, mode="extractive", answerable=True,

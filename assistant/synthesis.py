@@ -21,14 +21,12 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .answer import Citation
+from .answer import CONTRIBUTION_RE, Citation
 from .config import Settings
 from .retrieve import Retriever
 
 _LEADIN = re.compile(r"^\s*(?:which|what|how many|list|find|show me|are there|is there)?\s*"
                      r"(?:papers?|works?|studies|articles?)?\s*(?:that|which|about|on|in|do|does)?\s*", re.I)
-_CONTRIB = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+){0,2}?(?:propose|introduce|present|develop|show|"
-                      r"demonstrate|find|study|investigate|analy[sz]e|establish|derive|prove)", re.I)
 
 
 @dataclass
@@ -99,7 +97,7 @@ def best_sentence(retriever: Retriever, query: str, qvec: np.ndarray, paper, pre
     qterms = _terms(query)
     score = vecs @ qvec + 0.3 * np.array([len(qterms & _terms(s)) / max(len(qterms), 1) for s in sentences])
     if prefer_contribution:
-        score = score + 0.3 * np.array([bool(_CONTRIB.search(s)) for s in sentences])
+        score = score + 0.3 * np.array([bool(CONTRIBUTION_RE.search(s)) for s in sentences])
     return sentences[int(np.argmax(score))]
 
 

@@ -2,7 +2,8 @@ import re
 
 import pytest
 
-from assistant.answer import answer_question, format_sources, parse_citations, split_sentences
+from assistant.answer import (CONTRIBUTION_RE, answer_question, format_sources, is_survey, parse_citations,
+                              split_sentences)
 from assistant.config import Settings
 from assistant.index import Index
 from assistant.prompts import NO_ANSWER_PHRASE
@@ -29,6 +30,34 @@ def test_extractive_answer_quotes_verbatim_sentences_each_cited(retriever):
     cited = {c.paper_id for c in ans.citations}
     fl = {"000_c647aebf503422f2#1", "001_920fbba894271a85#10", "002_20c6bded0bdf1017#1", "004_b9c85a56bb10ecbe#5"}
     assert len(cited & fl) >= 2
+
+
+@pytest.mark.parametrize("question, survey", [
+    ("What work exists on federated learning?", True),
+    ("Which papers study federated learning?", True),
+    ("what are the main approaches to continual learning?", True),
+    ("Are there papers on graph neural networks?", True),
+    ("Summarise work on diffusion models", True),
+    ("Which paper argues that curating pretraining data is a safeguard?", False),
+    ("Which data-centric metric for LLM unlearning exploits watermarking?", False),
+    ("How many text-figure pairs does FigureBench contain?", False),
+])
+def test_survey_questions_are_told_from_questions_about_one_paper(question, survey):
+    assert is_survey(question) is survey
+
+
+def test_survey_answer_says_what_each_paper_contributes(retriever):
+    """"What work exists on X?" lists papers, one sentence each: the one saying what the paper does
+    ("we propose ..."), not the background sentence that merely matches the topic best."""
+    ans = answer_question(retriever, "What work exists on federated learning?")
+    lines = [l for l in ans.text.splitlines() if l.strip()]
+    numbers = [int(re.search(r"\[(\d+)\]$", l).group(1)) for l in lines]
+    assert len(lines) >= 3 and len(numbers) == len(set(numbers))  # one sentence per paper
+    assert sum(bool(CONTRIBUTION_RE.search(l)) for l in lines) >= len(lines) - 1
+    assert not any(l.startswith("- Federated Learning (FL) is a") for l in lines)
+    # a question about one paper still gets several of its sentences
+    ans = answer_question(retriever, "How does RESFL handle privacy and fairness in federated learning?")
+    assert len([l for l in ans.text.splitlines() if l.endswith("[1]")]) >= 2
 
 
 def test_extractive_answer_picks_the_sentence_with_the_fact(retriever):
