@@ -1,10 +1,12 @@
 """Whole-corpus answers (``which``) and area summaries (``summarize``).
 
-``which`` scores every paper in the index, not only the top k: a paper qualifies when its best
-chunk is an outlier for the criterion against the corpus's own score distribution (robust
-z-score above the level at which, under a normal null, less than one paper of the corpus would
-pass by chance: z > Φ⁻¹(1 - 1/N)) and clears the relevance gate. With an LLM configured, those
-candidates (plus a margin of near misses) are judged in batches by the model.
+``which`` scores every paper in the index, not only the top k, on the same fused (dense + BM25)
+score as search. A paper qualifies when (1) its fused score is within ``WHICH_RATIO`` of the best
+paper's, (2) it is an outlier for the criterion against the corpus's own distribution, on its dense
+or its fused score (robust z-score above the level at which, under a normal null, less than one
+paper of the corpus would pass by chance: z > Φ⁻¹(1 - 1/N)), (3) its best chunk's cosine is at
+least ``WHICH_MIN_COSINE``, and (4) the criterion clears the relevance gate at all. With an LLM
+configured, a looser candidate set is judged in batches by the model.
 
 ``summarize`` takes the area's papers, clusters their vectors into themes (Ward linkage on
 unit vectors), labels each theme by its distinctive terms, and gives each paper its one-line
@@ -46,7 +48,6 @@ class WhichResult:
     criterion: str
     papers: list[Finding]
     mode: str
-    threshold: float
 
     def as_dict(self) -> dict:
         return {"criterion": self.criterion, "count": len(self.papers), "mode": self.mode,
@@ -101,33 +102,67 @@ def best_sentence(retriever: Retriever, query: str, qvec: np.ndarray, paper, pre
     return sentences[int(np.argmax(score))]
 
 
+#: ``which``: a paper's fused score must be at least this share of the best paper's (as for the papers
+#: an answer quotes). With the two below, measured on 16 hand-labelled criteria over the bundled
+#: corpus (``benchmarks/which.py``).
+WHICH_RATIO = 0.6
+#: ``which``: the least best-chunk cosine a qualifying paper may have.
+WHICH_MIN_COSINE = 0.3
+#: ``which``: papers whose evidence sentence is chosen by embedding; later ones by shared terms, since
+#: embedding every sentence of hundreds of abstracts takes minutes (466 papers at 20k: 105 s -> 16 s).
+WHICH_EMBEDDED_EVIDENCE = 40
+#: ``which`` with an LLM: the looser pre-filter whose candidates (at most ``WHICH_JUDGED``) the model judges.
+WHICH_LLM_RATIO, WHICH_LLM_MIN_COSINE, WHICH_JUDGED = 0.45, 0.25, 60
+
+
+def _robust_z(x: np.ndarray) -> np.ndarray:
+    med = float(np.median(x))
+    mad = float(np.median(np.abs(x - med))) * 1.4826 or 1e-6
+    return (x - med) / mad
+
+
 def which(retriever: Retriever, criterion: str, settings: Settings | None = None) -> WhichResult:
     """Every paper in the index that meets the criterion, each with the sentence that qualifies it."""
     settings = settings or retriever.settings
     query = strip_leadin(criterion)
     qvec = retriever.embed_query(query)
-    ids, scores = _paper_scores(retriever, qvec)
-    if not ids:
-        return WhichResult(criterion, [], "extractive", 0.0)
-    med = float(np.median(scores))
-    mad = float(np.median(np.abs(scores - med))) * 1.4826 or 1e-6
-    z = (scores - med) / mad
-    z_cut = NormalDist().inv_cdf(1 - 1 / max(len(ids), 2))
-    gate = retriever.threshold()
-    threshold = max(med + z_cut * mad, gate)
-    papers = retriever.index.all_papers()
+    ids, dense = _paper_scores(retriever, qvec)
     mode = "llm" if settings.llm_enabled else "extractive"
+    if not ids:
+        return WhichResult(criterion, [], mode)
+    bm25 = retriever.bm25_all(query)
+    pos = retriever.index.bm25_positions()
+    lexical = np.array([float(bm25[pos[p]]) if bm25 is not None and p in pos else 0.0 for p in ids])
+    fused = settings.dense_weight * dense / max(float(dense.max()), 1e-9) \
+        + (1 - settings.dense_weight) * lexical / (float(lexical.max()) or 1.0)
+    ratio = fused / max(float(fused.max()), 1e-9)
+    z_cut = NormalDist().inv_cdf(1 - 1 / max(len(ids), 2))
+    outlier = (_robust_z(dense) >= z_cut) | (_robust_z(fused) >= z_cut)
+    order = np.argsort(-fused)
+    # the relevance gate, as search applies it: the best cosine among the top 3 fused papers
+    if float(dense[order[:3]].max()) < retriever.threshold():
+        return WhichResult(criterion, [], mode)
+    papers = retriever.index.all_papers()
     if mode == "llm":
-        # cheap pre-filter with a margin, then the model judges each candidate
-        margin = max(med + (z_cut - 1.0) * mad, gate * 0.9)
-        candidates = [ids[i] for i in np.argsort(-scores) if scores[i] >= margin][:60]
-        keep = set(_llm_judge(settings, criterion, [papers[p] for p in candidates]))
-        chosen = [i for i in np.argsort(-scores) if ids[i] in keep]
+        candidates = [ids[i] for i in order if ratio[i] >= WHICH_LLM_RATIO and dense[i] >= WHICH_LLM_MIN_COSINE]
+        keep = set(_llm_judge(settings, criterion, [papers[p] for p in candidates[:WHICH_JUDGED]]))
+        chosen = [i for i in order if ids[i] in keep]
     else:
-        chosen = [i for i in np.argsort(-scores) if scores[i] >= threshold and z[i] >= z_cut]
-    findings = [Finding(ids[i], papers[ids[i]].title, best_sentence(retriever, query, qvec, papers[ids[i]]),
-                        float(scores[i])) for i in chosen]
-    return WhichResult(criterion, findings, mode, threshold)
+        chosen = [i for i in order if ratio[i] >= WHICH_RATIO and outlier[i] and dense[i] >= WHICH_MIN_COSINE]
+    findings = [Finding(ids[i], papers[ids[i]].title,
+                        best_sentence(retriever, query, qvec, papers[ids[i]]) if n < WHICH_EMBEDDED_EVIDENCE
+                        else _sharing_sentence(query, papers[ids[i]]), float(fused[i]))
+                for n, i in enumerate(chosen)]
+    return WhichResult(criterion, findings, mode)
+
+
+def _sharing_sentence(query: str, paper) -> str:
+    """The paper's sentence sharing most of the query's terms (a stated contribution breaks ties)."""
+    from .answer import _terms, split_sentences
+
+    qterms = _terms(query)
+    sentences = split_sentences(paper.abstract) or [paper.abstract]
+    return max(sentences, key=lambda s: len(qterms & _terms(s)) + 0.5 * bool(CONTRIBUTION_RE.search(s)))
 
 
 def _llm_judge(settings: Settings, criterion: str, candidates: list, batch: int = 10) -> list[str]:

@@ -1,10 +1,12 @@
 import json
+from pathlib import Path
 
 from typer.testing import CliRunner
 
 from assistant.cli import app
 from assistant.synthesis import cluster, strip_leadin
 
+DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "data"
 FL = {"000_c647aebf503422f2#1", "001_920fbba894271a85#10", "002_20c6bded0bdf1017#1", "004_b9c85a56bb10ecbe#5"}
 runner = CliRunner()
 
@@ -19,6 +21,29 @@ def test_which_lists_every_federated_learning_paper_and_few_others(bundled_index
     assert FL <= ids and len(ids - FL) <= 3
     for p in data["papers"]:
         assert p["evidence"] and p["title"]
+
+
+def test_which_lists_papers_for_a_short_criterion_whose_cosines_are_low(bundled_index_dir):
+    """Short criteria match abstracts with low cosines (0.3-0.4): the lexical side must carry them."""
+    labels = {l["criterion"]: l for l in map(json.loads, (DATA / "which_labels.jsonl").read_text().splitlines())}
+    item = labels["papers using diffusion models"]
+    res = runner.invoke(app, ["which", item["criterion"], "--json", "--index-dir", str(bundled_index_dir)])
+    ids = {p["paper_id"] for p in json.loads(res.stdout)["papers"]}
+    assert len(ids & set(item["papers"])) >= 4  # of 7; the dense-only rule found 1
+    assert len(ids - set(item["papers"]) - set(item["borderline"])) <= 1
+
+
+def test_which_evidence_past_the_embedded_ones_is_still_a_matching_sentence(bundled_settings, monkeypatch):
+    from assistant import synthesis
+    from assistant.api import retriever
+
+    monkeypatch.setattr(synthesis, "WHICH_EMBEDDED_EVIDENCE", 1)
+    r = retriever(bundled_settings)
+    result = synthesis.which(r, "papers that study federated learning")
+    papers = r.index.all_papers()
+    assert FL <= {f.paper_id for f in result.papers}
+    for f in result.papers[1:]:  # chosen by shared terms: verbatim, and about the criterion
+        assert f.evidence in papers[f.paper_id].abstract and "federated" in f.evidence.lower()
 
 
 def test_which_finds_nothing_for_an_absent_topic(bundled_index_dir):

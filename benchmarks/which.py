@@ -1,0 +1,134 @@
+"""`assistant which`: how many of the papers that meet a criterion it lists, and how many it lists wrongly.
+
+Labels: ``benchmarks/data/which_labels.jsonl``, 16 criteria over the bundled 95-paper ICLR corpus
+("papers using diffusion models", "papers on LLM-based agents", ...), each labelled by reading all 95
+abstracts: ``papers`` meet it (a substantial part of what the paper does), ``borderline`` are
+arguable and not scored either way; plus 4 topics the corpus does not cover (empty lists). The
+labels were made without looking at any ranking.
+
+Scored, in this run, on the shipped ``assistant.synthesis.which`` (offline), the rule it replaced
+(a dense-only outlier with a per-paper cosine >= the 0.41 gate), and the shipped rule with other values
+of its two settings, so a person can see the plateau the defaults sit on.
+
+    python benchmarks/which.py [--index-dir DIR] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from statistics import NormalDist
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+
+
+def previous_rule(retriever, criterion: str) -> list[str]:
+    """The rule before this benchmark: dense robust-z outlier and best-chunk cosine >= the gate."""
+    from assistant.synthesis import _paper_scores, _robust_z, strip_leadin
+
+    ids, dense = _paper_scores(retriever, retriever.embed_query(strip_leadin(criterion)))
+    z_cut = NormalDist().inv_cdf(1 - 1 / len(ids))
+    keep = (_robust_z(dense) >= z_cut) & (dense >= retriever.threshold())
+    return [ids[i] for i in np.flatnonzero(keep)]
+
+
+def counts(listed: dict[str, list[str]], item: dict) -> tuple[int, int, int]:
+    """(right, wrong, missed) for one criterion; borderline papers count as neither."""
+    got = set(listed[item["criterion"]]) - set(item["borderline"])
+    gold = set(item["papers"])
+    return len(got & gold), len(got - gold), len(gold - got)
+
+
+def prf(tp: int, fp: int, fn: int) -> dict:
+    p, r = tp / max(tp + fp, 1), tp / max(tp + fn, 1)
+    return {"precision": round(p, 3), "recall": round(r, 3), "f1": round(2 * p * r / max(p + r, 1e-9), 3)}
+
+
+def score(listed: dict[str, list[str]], labels: list[dict]) -> dict:
+    tp, fp, fn = (sum(c) for c in zip(*(counts(listed, item) for item in labels)))
+    absent = sum(len(listed[i["criterion"]]) for i in labels if not i["papers"])
+    return {**prf(tp, fp, fn), "listed_for_absent_topics": absent}
+
+
+def leave_one_out(grid: list[tuple[dict, dict]], labels: list[dict]) -> dict:
+    """Choose the grid point on all criteria but one, score it on that one; summed over criteria."""
+    total = np.zeros(3, dtype=int)
+    for k, item in enumerate(labels):
+        others = [i for j, i in enumerate(labels) if j != k]
+        best = max(grid, key=lambda g: score(g[1], others)["f1"])
+        total += np.array(counts(best[1], item))
+    return prf(*(int(x) for x in total))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--index-dir", type=Path)
+    ap.add_argument("--labels", type=Path, default=HERE / "data" / "which_labels.jsonl")
+    ap.add_argument("--json", type=Path, default=HERE / "results" / "which.json")
+    args = ap.parse_args()
+    from assistant import synthesis
+    from assistant.config import Settings
+    from assistant.corpus import load_papers
+    from assistant.index import Index, ingest
+    from assistant.retrieve import Retriever
+
+    labels = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
+    index_dir = args.index_dir or Path(tempfile.mkdtemp()) / "iclr"
+    settings = Settings(index_dir=index_dir, llm="off")
+    if not (index_dir / "manifest.json").exists():
+        ingest(load_papers()[0], settings)
+    retriever = Retriever(Index(settings), settings)
+
+    def shipped() -> dict[str, list[str]]:
+        return {i["criterion"]: [f.paper_id for f in synthesis.which(retriever, i["criterion"]).papers] for i in labels}
+
+    default = shipped()
+    previous = {i["criterion"]: previous_rule(retriever, i["criterion"]) for i in labels}
+    result = {"labels": str(args.labels.name), "criteria": len(labels),
+              "shipped": {"ratio": synthesis.WHICH_RATIO, "min_cosine": synthesis.WHICH_MIN_COSINE,
+                          **score(default, labels)},
+              "previous": score(previous, labels), "per_criterion": [], "grid": []}
+    print(f"{'criterion':58} {'meet':>4} {'borderline':>10} {'listed':>6} {'right':>5} {'before':>6} {'right':>5}")
+    for item in labels:
+        gold, border = set(item["papers"]), set(item["borderline"])
+        now, before = set(default[item["criterion"]]) - border, set(previous[item["criterion"]]) - border
+        row = {"criterion": item["criterion"], "meet": len(gold), "borderline": len(border),
+               "listed": len(now), "right": len(now & gold), "listed_before": len(before),
+               "right_before": len(before & gold)}
+        result["per_criterion"].append(row)
+        print(f"{item['criterion'][:58]:58} {len(gold):4} {len(border):10} {len(now):6} {len(now & gold):5} "
+              f"{len(before):6} {len(before & gold):5}")
+    saved = synthesis.WHICH_RATIO, synthesis.WHICH_MIN_COSINE
+    grid = []
+    try:
+        for ratio in (0.5, 0.6, 0.7):
+            for cos in (0.25, 0.3, 0.35, 0.41):
+                synthesis.WHICH_RATIO, synthesis.WHICH_MIN_COSINE = ratio, cos
+                grid.append(({"ratio": ratio, "min_cosine": cos}, shipped()))
+    finally:
+        synthesis.WHICH_RATIO, synthesis.WHICH_MIN_COSINE = saved
+    result["grid"] = [{**g, **score(listed, labels)} for g, listed in grid]
+    result["leave_one_out"] = leave_one_out(grid, labels)
+    print("\n(borderline papers are neither right nor wrong; 'listed' excludes them)\n")
+    print(f"{'rule':40} {'precision':>9} {'recall':>6} {'F1':>5} {'listed for absent topics':>25}")
+    for name, s in (("previous (dense outlier, cosine >= gate)", result["previous"]),
+                    (f"shipped (ratio {saved[0]}, cosine >= {saved[1]})", result["shipped"])):
+        print(f"{name:40} {s['precision']:9.3f} {s['recall']:6.3f} {s['f1']:5.3f} {s['listed_for_absent_topics']:25}")
+    for g in result["grid"]:
+        print(f"{'  ratio %.2f, cosine >= %.2f' % (g['ratio'], g['min_cosine']):40} {g['precision']:9.3f} "
+              f"{g['recall']:6.3f} {g['f1']:5.3f} {g['listed_for_absent_topics']:25}")
+    loo = result["leave_one_out"]
+    print(f"\nsettings chosen on the other criteria, scored on each in turn: precision {loo['precision']:.3f}, "
+          f"recall {loo['recall']:.3f}, F1 {loo['f1']:.3f}")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
