@@ -284,14 +284,13 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     hits = retrieval.hits
     papers = retriever.index.all_papers()
     top = hits[0].score or 1e-9
-    if survey:
-        quota_top = 1
     if every_paper:
         chosen_hits = hits[:max_papers]
-        share = max(1, min(quota_top, max_sentences // max(len(chosen_hits), 1)))
+        quota_first = quota_rest = max(1, min(quota_top, max_sentences // max(len(chosen_hits), 1)))
     else:
         chosen_hits = [h for h in hits[:max_papers]
                        if h.score >= 0.6 * top and h.dense >= retriever.threshold() * 0.9] or hits[:1]
+        quota_first, quota_rest = (1 if survey else quota_top), 1
     sentences: list[tuple[int, str]] = []
     blocks = []
     for n, h in enumerate(hits, 1):
@@ -316,7 +315,7 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
         first_gain = None
         # Greedy coverage: each further sentence must add question terms the earlier ones missed,
         # so a two-part question ("which dataset ..., and by how much ...") gets both answers.
-        for _ in range(share if every_paper else quota_top if n == 1 else 1):
+        for _ in range(quota_first if n == 1 else quota_rest):
             gains = {i: 0.6 * float(cos[i]) + 0.4 * sum(weights.get(t, 1.0) for t in sterms[i] - covered) / total
                      + (SURVEY_CONTRIBUTION * bool(CONTRIBUTION_RE.search(sentences[i][1])) if survey else 0.0)
                      for i in idx if (n, i) not in picked}

@@ -115,9 +115,9 @@ class Conversation:
         if not numbers and not positions:
             return []
         prev = self.last.answer
-        shown = [(c.paper_id, c.title) for c in sorted(prev.citations, key=lambda c: c.n)]
-        shown = shown or [(h.paper_id, h.title) for h in prev.sources]
-        listed = ", ".join(f"[{c.n}]" for c in sorted(prev.citations, key=lambda c: c.n)) or "nothing"
+        cited = sorted(prev.citations, key=lambda c: c.n)
+        shown = [(c.paper_id, c.title) for c in cited] or [(h.paper_id, h.title) for h in prev.sources]
+        listed = ", ".join(f"[{c.n}]" for c in cited) or "nothing"
         out: list[tuple[str, str]] = []
         for n in numbers:
             if not 1 <= n <= len(prev.sources):

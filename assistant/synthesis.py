@@ -25,7 +25,7 @@ import numpy as np
 
 from .answer import CONTRIBUTION_RE, Citation
 from .config import Settings
-from .retrieve import Retriever
+from .retrieve import Retriever, fuse
 
 _LEADIN = re.compile(r"^\s*(?:which|what|how many|list|find|show me|are there|is there)?\s*"
                      r"(?:papers?|works?|studies|articles?)?\s*(?:that|which|about|on|in|do|does)?\s*", re.I)
@@ -133,8 +133,8 @@ def which(retriever: Retriever, criterion: str, settings: Settings | None = None
     bm25 = retriever.bm25_all(query)
     pos = retriever.index.bm25_positions()
     lexical = np.array([float(bm25[pos[p]]) if bm25 is not None and p in pos else 0.0 for p in ids])
-    fused = settings.dense_weight * dense / max(float(dense.max()), 1e-9) \
-        + (1 - settings.dense_weight) * lexical / (float(lexical.max()) or 1.0)
+    blend = fuse(dict(zip(ids, dense.tolist())), dict(zip(ids, lexical.tolist())), settings.dense_weight)
+    fused = np.array([blend[p] for p in ids])
     ratio = fused / max(float(fused.max()), 1e-9)
     z_cut = NormalDist().inv_cdf(1 - 1 / max(len(ids), 2))
     outlier = (_robust_z(dense) >= z_cut) | (_robust_z(fused) >= z_cut)
