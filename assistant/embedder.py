@@ -15,6 +15,7 @@ import threading
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Callable
 
 # onnxruntime phones home unless told not to; this must happen before it is imported.
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
@@ -102,6 +103,10 @@ def _cached_graph(cache_dir: Path | None) -> Path | None:
     return cache_dir / name if cache_dir else None
 
 
+#: Probe texts the rewritten graph must embed like the PyPI graph (cosine >= 0.99999) before it is used.
+PROBE_TEXTS = ["[CLS] only", "graph neural networks for molecules " * 40, "a short query about federated learning"]
+
+
 def _fast_graph(source: str, cache_dir: Path | None, threads: int) -> bytes | None:
     """The rewritten graph (:mod:`assistant.onnxgraph`), cached after the first build; None if unusable.
 
@@ -115,9 +120,8 @@ def _fast_graph(source: str, cache_dir: Path | None, threads: int) -> bytes | No
         return cached.read_bytes()
     try:
         data = onnxgraph.rewrite(Path(source).read_bytes())
-        probe = ["[CLS] only", "graph neural networks for molecules " * 40, "a short query about federated learning"]
-        plain = OnnxMiniLM._embed_with(_new_session(source, threads), probe, 3)
-        fast = OnnxMiniLM._embed_with(_new_session(data, threads), probe, 3)
+        plain = OnnxMiniLM._embed_with(_new_session(source, threads), PROBE_TEXTS, 3)
+        fast = OnnxMiniLM._embed_with(_new_session(data, threads), PROBE_TEXTS, 3)
         if float(np.min((plain * fast).sum(axis=1))) < 0.99999:
             return None
     except Exception:  # noqa: BLE001 - any failure means: use the original graph, which always works
@@ -177,18 +181,18 @@ class OnnxMiniLM:
                     _cached_graph(directory).unlink()
         return None
 
-    def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        """Embed texts; batches are length-sorted so padding is minimal, results in input order."""
-        return self._embed_with(self.session, texts, batch_size)
+    def embed(self, texts: list[str], batch_size: int = 32,
+              on_batch: Callable[[int], None] | None = None) -> np.ndarray:
+        """Embed texts; batches are length-sorted so padding is minimal, results in input order.
+        ``on_batch(n)`` is called as each batch of ``n`` texts is done (an ingest's progress bar)."""
+        return self._embed_with(self.session, texts, batch_size, on_batch)
 
     @staticmethod
-    def _embed_with(session, texts: list[str], batch_size: int) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, MINILM_DIM), dtype=np.float32)
+    def _encoded_batches(texts: list[str], batch_size: int):
+        """(row indices, input ids, attention mask) per length-sorted batch."""
         tok = load_tokenizer()
         encodings = tok.encode_batch([t if t.strip() else "." for t in texts])
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        out = np.zeros((len(texts), MINILM_DIM), dtype=np.float32)
         for start in range(0, len(order), batch_size):
             idx = order[start:start + batch_size]
             width = max(len(encodings[i].ids) for i in idx)
@@ -198,12 +202,25 @@ class OnnxMiniLM:
                 e = encodings[i].ids
                 ids[row, : len(e)] = e
                 mask[row, : len(e)] = 1
+            yield idx, ids, mask
+
+    @staticmethod
+    def _pool(states: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Mean over the unmasked token states, L2-normalised."""
+        m = mask[..., None].astype(np.float32)
+        pooled = (states * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+        return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+
+    @staticmethod
+    def _embed_with(session, texts: list[str], batch_size: int,
+                    on_batch: Callable[[int], None] | None = None) -> np.ndarray:
+        out = np.zeros((len(texts), MINILM_DIM), dtype=np.float32)
+        for idx, ids, mask in OnnxMiniLM._encoded_batches(texts, batch_size):
             states = session.run(None, {"input_ids": ids, "attention_mask": mask,
                                         "token_type_ids": np.zeros_like(ids)})[0]
-            m = mask[..., None].astype(np.float32)
-            pooled = (states * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
-            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-            out[idx] = pooled
+            out[idx] = OnnxMiniLM._pool(states, mask)
+            if on_batch:
+                on_batch(len(idx))
         return out
 
 
@@ -216,8 +233,8 @@ class LocalMiniLM:
         self.embed_batch_size = embed_batch_size
         self._model = OnnxMiniLM(cache_dir=cache_dir)
 
-    def embed_array(self, texts: list[str]) -> np.ndarray:
-        return self._model.embed(texts, self.embed_batch_size)
+    def embed_array(self, texts: list[str], on_batch: Callable[[int], None] | None = None) -> np.ndarray:
+        return self._model.embed(texts, self.embed_batch_size, on_batch=on_batch)
 
 
 def embedder_id(spec: str) -> str:
@@ -243,8 +260,11 @@ def get_embedder(settings):
     return OpenAIEmbedder(settings, spec.split(":", 1)[1])
 
 
-def embed_array(embedder, texts: list[str]) -> np.ndarray:
-    """Embed texts as a normalised float32 matrix, whatever the embedder."""
+def embed_array(embedder, texts: list[str], on_batch: Callable[[int], None] | None = None) -> np.ndarray:
+    """Embed texts as a normalised float32 matrix, whatever the embedder (``on_batch(n)``: n more
+    texts are done, where the embedder reports it)."""
+    if isinstance(embedder, LocalMiniLM):
+        return embedder.embed_array(texts, on_batch=on_batch)
     if hasattr(embedder, "embed_array"):
         return embedder.embed_array(texts)
     vecs = np.asarray(embedder.get_text_embedding_batch(texts), dtype=np.float32)

@@ -56,8 +56,10 @@ def local_dir(settings: Settings) -> Path:
 Progress = Callable[[int, int], None]
 #: Sentence vectors of abstracts already quoted by extractive answers (a cache; safe to delete).
 SENTENCE_CACHE = "sentences.sqlite"
-#: Papers embedded and committed together: an interrupted ingest loses at most one group of work.
-GROUP_SIZE = 48
+#: Papers embedded and committed together: an interrupted ingest loses at most one group of work
+#: (~30 s). Larger groups pad less: chunks are length-sorted within a group, and 2,000 arxiv-ml papers
+#: pad 2.3% of their tokens in groups of 48, 0.6% in groups of 192.
+GROUP_SIZE = 192
 
 
 @dataclass(frozen=True)
@@ -744,7 +746,15 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
         by_id = {p.id: p for p in group}
         texts = [embed_text(by_id[c.paper_id], c, settings.chunk_title) for c in chunks]
         embed_started = time.perf_counter()
-        vecs = embed_array(index.embedder, texts)
+        embedded = 0
+
+        def on_batch(n: int) -> None:
+            """Move the bar as chunks are embedded, not once per group (a group takes ~30 s)."""
+            nonlocal embedded
+            embedded += n
+            progress(done + len(group) * embedded // max(len(chunks), 1), len(todo))
+
+        vecs = embed_array(index.embedder, texts, on_batch=on_batch if progress else None)
         report.embed_seconds += time.perf_counter() - embed_started
         if index.manifest and vecs.shape[1] != int(index.manifest.get("dim", vecs.shape[1])):
             raise IndexStoreError("embedding dimension changed; rebuild with: assistant ingest --rebuild")

@@ -14,7 +14,10 @@ from assistant.retrieve import Retriever
 
 def test_kill_9_mid_ingest_then_resume_gives_exact_counts(tmp_path, bundled_index_dir):
     idx = tmp_path / "idx"
-    cmd = [sys.executable, "-m", "assistant", "ingest", "--index-dir", str(idx), "--json"]
+    # groups of 24 papers (the default 192 would make the 95 papers one group): the kill lands after
+    # some groups are committed and others are not
+    cmd = [sys.executable, "-c", "import assistant.index as i; i.GROUP_SIZE = 24; from assistant.cli import main; main()",
+           "ingest", "--index-dir", str(idx), "--json"]
     env = {**os.environ, "ORT_DISABLE_TELEMETRY": "1"}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     # wait until the first group of papers is committed, then kill without warning

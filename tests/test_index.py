@@ -215,3 +215,17 @@ def test_title_goes_before_every_chunk_or_only_the_first(monkeypatch):
     monkeypatch.setenv("ASSISTANT_CHUNK_TITLE", "some")
     with pytest.raises(ConfigError, match="ASSISTANT_CHUNK_TITLE"):
         Settings.from_env()
+
+
+def test_progress_moves_within_a_group_and_ends_at_the_paper_count(tmp_path, monkeypatch):
+    import assistant.index as index_module
+
+    monkeypatch.setattr(index_module, "GROUP_SIZE", 4)
+    papers, _ = load_papers([FIXTURES / "mini.txt"])
+    seen: list[tuple[int, int]] = []
+    ingest(papers, Settings(index_dir=tmp_path / "idx", embed_batch=2), progress=lambda d, t: seen.append((d, t)))
+    done = [d for d, _ in seen]
+    assert {t for _, t in seen} == {6} and done[0] == 0 and done[-1] == 6
+    assert done == sorted(done)  # never goes back
+    assert set(done) - {0, 4, 6}  # steps inside a group, not only at its end
+
