@@ -135,6 +135,11 @@ def _fast_graph(source: str, cache_dir: Path | None, threads: int) -> bytes | No
         except OSError:  # an unwritable cache costs the ~2 s build (rewrite + check) in every process
             with contextlib.suppress(OSError):
                 tmp.unlink()
+        else:  # builds of an older rewrite for this model and onnxruntime are never read again
+            for old in cached.parent.glob(cached.name.replace(f"-g{onnxgraph.VERSION}-", "-g*-")):
+                if old != cached:
+                    with contextlib.suppress(OSError):
+                        old.unlink()
     return data
 
 

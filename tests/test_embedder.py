@@ -72,19 +72,26 @@ def test_rewritten_graph_gives_the_pypi_models_vectors():
     assert np.min((fast * plain).sum(axis=1)) > 0.99999
 
 
-def test_rewrite_removes_the_nan_guards_and_fuses_gelu():
+def test_rewrite_removes_the_nan_guards_and_fuses_gelu_and_attention():
     import collections
 
     import onnx
 
     from assistant.embedder import model_path
-    from assistant.onnxgraph import rewrite
+    from assistant.onnxgraph import RewriteError, fuse_attention, rewrite
 
     before = collections.Counter(n.op_type for n in onnx.load(str(model_path())).graph.node)
-    after = collections.Counter(n.op_type for n in onnx.load_from_string(rewrite(model_path().read_bytes())).graph.node)
-    assert before["IsNaN"] == 6 and before["Erf"] == 6
-    assert after["IsNaN"] == after["Erf"] == 0 and after["Gelu"] == 6
-    assert after["Where"] == before["Where"] - 6 and after["MatMul"] == before["MatMul"]
+    data = rewrite(model_path().read_bytes())
+    after = collections.Counter(n.op_type for n in onnx.load_from_string(data).graph.node)
+    assert before["IsNaN"] == 6 and before["Erf"] == 6 and before["Softmax"] == 6
+    assert after["IsNaN"] == after["Erf"] == after["Softmax"] == after["Where"] == 0
+    assert after["Gelu"] == 6 and after["Attention"] == 6
+    # per layer, the q/k/v projections and the two attention products became one Attention node
+    assert after["MatMul"] == before["MatMul"] - 5 * 6
+    # the int8 weights stay int8 in the file (one packed float matrix is made at load)
+    assert len(data) < 1.01 * model_path().stat().st_size
+    with pytest.raises(RewriteError, match="expected 6 attention blocks, found 0"):
+        fuse_attention(data)
 
 
 def test_rewrite_refuses_a_graph_it_was_not_written_for():
@@ -103,10 +110,16 @@ def test_rewritten_graph_is_cached_and_a_damaged_cache_falls_back(tmp_path, monk
     import onnxruntime
 
     from assistant.embedder import MINILM_SHA256, OnnxMiniLM, _fast_graph, model_path
+    from assistant.onnxgraph import VERSION
 
+    older = tmp_path / f"minilm-int8-{MINILM_SHA256[:12]}-g{VERSION - 1}-ort{onnxruntime.__version__}.onnx"
+    other_ort = tmp_path / f"minilm-int8-{MINILM_SHA256[:12]}-g{VERSION - 1}-ort0.1.onnx"
+    older.write_bytes(b"an older rewrite")
+    other_ort.write_bytes(b"another venv's onnxruntime")
     data = _fast_graph(str(model_path()), tmp_path, 2)
-    cached = list(tmp_path.iterdir())
-    assert [p.name for p in cached] == [f"minilm-int8-{MINILM_SHA256[:12]}-g1-ort{onnxruntime.__version__}.onnx"]
+    other_ort.unlink()  # kept: another install may still use it
+    cached = list(tmp_path.iterdir())  # the older rewrite is gone
+    assert [p.name for p in cached] == [f"minilm-int8-{MINILM_SHA256[:12]}-g{VERSION}-ort{onnxruntime.__version__}.onnx"]
     assert cached[0].read_bytes() == data
     # an unwritable cache still gives the graph, built in memory
     not_a_dir = tmp_path / "file"
