@@ -25,6 +25,21 @@ class RewriteError(ValueError):
     """The graph is not the export this rewrite was written for."""
 
 
+def _load(data: bytes):
+    """The model, its nodes (one list of node objects: ids stay valid while it holds them), and who
+    makes, who uses and which initializer each tensor name is."""
+    import onnx
+
+    model = onnx.load_from_string(data)
+    nodes = list(model.graph.node)
+    producer = {out: node for node in nodes for out in node.output}
+    consumers: dict[str, list] = defaultdict(list)
+    for node in nodes:
+        for name in node.input:
+            consumers[name].append(node)
+    return model, nodes, producer, consumers, {t.name: t for t in model.graph.initializer}
+
+
 def rewrite(data: bytes, layers: int = 6) -> bytes:
     """The serialized model with the NaN guards removed and the GELUs and attention blocks fused;
     ``layers`` of each expected."""
@@ -36,16 +51,8 @@ def _fuse_gelu(data: bytes, layers: int) -> bytes:
     import onnx
     from onnx import helper, numpy_helper
 
-    model = onnx.load_from_string(data)
+    model, nodes, producer, consumers, initializers = _load(data)
     graph = model.graph
-    # one list of node objects for everything below: ids stay valid while it holds them
-    nodes = list(graph.node)
-    producer = {out: node for node in nodes for out in node.output}
-    consumers: dict[str, list] = defaultdict(list)
-    for node in nodes:
-        for name in node.input:
-            consumers[name].append(node)
-    initializers = {t.name: t for t in graph.initializer}
 
     def constant(name: str) -> float | None:
         """The scalar value of an initializer or Constant node, else None."""
@@ -137,15 +144,8 @@ def fuse_attention(data: bytes, layers: int = 6, heads: int = 12) -> bytes:
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    model = onnx.load_from_string(data)
+    model, nodes, producer, consumers, initializers = _load(data)
     graph = model.graph
-    nodes = list(graph.node)
-    producer = {out: node for node in nodes for out in node.output}
-    consumers: dict[str, list] = defaultdict(list)
-    for node in nodes:
-        for name in node.input:
-            consumers[name].append(node)
-    initializers = {t.name: t for t in graph.initializer}
     if "attention_mask" not in {i.name for i in graph.input}:
         raise RewriteError("the graph has no attention_mask input")
 
