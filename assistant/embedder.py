@@ -103,10 +103,6 @@ def _cached_graph(cache_dir: Path | None) -> Path | None:
     return cache_dir / name if cache_dir else None
 
 
-#: Probe texts the rewritten graph must embed like the PyPI graph (cosine >= 0.99999) before it is used.
-PROBE_TEXTS = ["[CLS] only", "graph neural networks for molecules " * 40, "a short query about federated learning"]
-
-
 def _fast_graph(source: str, cache_dir: Path | None, threads: int) -> bytes | None:
     """The rewritten graph (:mod:`assistant.onnxgraph`), cached after the first build; None if unusable.
 
@@ -120,8 +116,9 @@ def _fast_graph(source: str, cache_dir: Path | None, threads: int) -> bytes | No
         return cached.read_bytes()
     try:
         data = onnxgraph.rewrite(Path(source).read_bytes())
-        plain = OnnxMiniLM._embed_with(_new_session(source, threads), PROBE_TEXTS, 3)
-        fast = OnnxMiniLM._embed_with(_new_session(data, threads), PROBE_TEXTS, 3)
+        probe = ["[CLS] only", "graph neural networks for molecules " * 40, "a short query about federated learning"]
+        plain = OnnxMiniLM._embed_with(_new_session(source, threads), probe, 3)
+        fast = OnnxMiniLM._embed_with(_new_session(data, threads), probe, 3)
         if float(np.min((plain * fast).sum(axis=1))) < 0.99999:
             return None
     except Exception:  # noqa: BLE001 - any failure means: use the original graph, which always works
@@ -193,11 +190,14 @@ class OnnxMiniLM:
         return self._embed_with(self.session, texts, batch_size, on_batch)
 
     @staticmethod
-    def _encoded_batches(texts: list[str], batch_size: int):
-        """(row indices, input ids, attention mask) per length-sorted batch."""
+    def _embed_with(session, texts: list[str], batch_size: int,
+                    on_batch: Callable[[int], None] | None = None) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, MINILM_DIM), dtype=np.float32)
         tok = load_tokenizer()
         encodings = tok.encode_batch([t if t.strip() else "." for t in texts])
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        out = np.zeros((len(texts), MINILM_DIM), dtype=np.float32)
         for start in range(0, len(order), batch_size):
             idx = order[start:start + batch_size]
             width = max(len(encodings[i].ids) for i in idx)
@@ -207,23 +207,12 @@ class OnnxMiniLM:
                 e = encodings[i].ids
                 ids[row, : len(e)] = e
                 mask[row, : len(e)] = 1
-            yield idx, ids, mask
-
-    @staticmethod
-    def _pool(states: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Mean over the unmasked token states, L2-normalised."""
-        m = mask[..., None].astype(np.float32)
-        pooled = (states * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
-        return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-
-    @staticmethod
-    def _embed_with(session, texts: list[str], batch_size: int,
-                    on_batch: Callable[[int], None] | None = None) -> np.ndarray:
-        out = np.zeros((len(texts), MINILM_DIM), dtype=np.float32)
-        for idx, ids, mask in OnnxMiniLM._encoded_batches(texts, batch_size):
             states = session.run(None, {"input_ids": ids, "attention_mask": mask,
                                         "token_type_ids": np.zeros_like(ids)})[0]
-            out[idx] = OnnxMiniLM._pool(states, mask)
+            m = mask[..., None].astype(np.float32)
+            pooled = (states * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+            out[idx] = pooled
             if on_batch:
                 on_batch(len(idx))
         return out

@@ -40,6 +40,18 @@ def _load(data: bytes):
     return model, nodes, producer, consumers, {t.name: t for t in model.graph.initializer}
 
 
+def _array(name: str, initializers: dict, producer: dict):
+    """The value of an initializer or Constant node as a numpy array, else None."""
+    from onnx import numpy_helper
+
+    if name in initializers:
+        return numpy_helper.to_array(initializers[name])
+    node = producer.get(name)
+    if node is not None and node.op_type == "Constant" and node.attribute and node.attribute[0].HasField("t"):
+        return numpy_helper.to_array(node.attribute[0].t)
+    return None
+
+
 def rewrite(data: bytes, layers: int = 6) -> bytes:
     """The serialized model with the NaN guards removed and the GELUs and attention blocks fused;
     ``layers`` of each expected."""
@@ -49,23 +61,15 @@ def rewrite(data: bytes, layers: int = 6) -> bytes:
 def _fuse_gelu(data: bytes, layers: int) -> bytes:
     """The NaN guards removed and each GELU one ``Gelu`` node."""
     import onnx
-    from onnx import helper, numpy_helper
+    from onnx import helper
 
     model, nodes, producer, consumers, initializers = _load(data)
     graph = model.graph
 
     def constant(name: str) -> float | None:
         """The scalar value of an initializer or Constant node, else None."""
-        if name in initializers:
-            arr = numpy_helper.to_array(initializers[name])
-        elif name in producer and producer[name].op_type == "Constant" and producer[name].attribute:
-            attr = producer[name].attribute[0]
-            if not attr.HasField("t"):
-                return None
-            arr = numpy_helper.to_array(attr.t)
-        else:
-            return None
-        return float(arr.reshape(-1)[0]) if arr.size == 1 else None
+        arr = _array(name, initializers, producer)
+        return float(arr.reshape(-1)[0]) if arr is not None and arr.size == 1 else None
 
     def only_consumer(name: str, op: str):
         users = consumers.get(name, [])
@@ -150,12 +154,7 @@ def fuse_attention(data: bytes, layers: int = 6, heads: int = 12) -> bytes:
         raise RewriteError("the graph has no attention_mask input")
 
     def array(name: str):
-        if name in initializers:
-            return numpy_helper.to_array(initializers[name])
-        node = producer.get(name)
-        if node is not None and node.op_type == "Constant" and node.attribute and node.attribute[0].HasField("t"):
-            return numpy_helper.to_array(node.attribute[0].t)
-        return None
+        return _array(name, initializers, producer)
 
     def made_by(name: str, op: str):
         node = producer.get(name)

@@ -228,4 +228,3 @@ def test_progress_moves_within_a_group_and_ends_at_the_paper_count(tmp_path, mon
     assert {t for _, t in seen} == {6} and done[0] == 0 and done[-1] == 6
     assert done == sorted(done)  # never goes back
     assert set(done) - {0, 4, 6}  # steps inside a group, not only at its end
-
