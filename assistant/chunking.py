@@ -150,11 +150,12 @@ class SentencePacker:
     tokens of trailing sentences at the start of the next chunk; an over-long sentence is cut at
     phrase, then word, then character boundaries."""
 
-    def __init__(self, size: int, overlap: int, count: Callable[[str], int]):
+    def __init__(self, size: int, overlap: int, count: Callable[[str], int],
+                 sentences: Callable[[str], list[str]] = split_sentences):
         if overlap > size:
             raise ValueError("chunk overlap must be smaller than the chunk size")
         self.size, self.overlap, self.count = size, overlap, count
-        self._sentence_fns = [lambda t: _split_keep(t, _PARAGRAPH_SEP), split_sentences]
+        self._sentence_fns = [lambda t: _split_keep(t, _PARAGRAPH_SEP), sentences]
         self._phrase_fns = [_PHRASE_RE.findall, lambda t: _split_keep(t, " "), list]
 
     def split_text(self, text: str) -> list[str]:

@@ -5,7 +5,7 @@ import pytest
 from assistant.config import Settings
 from assistant.corpus import load_papers
 from assistant.errors import IndexStoreError, InputError
-from assistant.index import Index, ingest
+from assistant.index import Chunk, Index, chunk_papers, chunk_to_meta, ingest
 from assistant.retrieve import Retriever
 
 from .conftest import FIXTURES
@@ -19,17 +19,46 @@ def test_manifest_records_embedder_dimension_and_chunking(mini_index):
     assert manifest["papers"] == 6
 
 
-def test_chunks_carry_paper_metadata(mini_index):
-    idx = Index(Settings(index_dir=mini_index))
+def test_chunks_point_into_their_abstract(mini_index):
+    settings = Settings(index_dir=mini_index)
+    idx = Index(settings)
     got = idx.chunks.get(include=["metadatas", "documents"])
     assert len(got["ids"]) > 6  # abstracts of ~250 tokens split into several 128-token chunks
-    meta = got["metadatas"][0]
-    assert {"paper_id", "title", "source", "position", "chunk", "content_hash"} <= set(meta)
     papers = idx.all_papers()
+    expected = {c.id: c.text for c in chunk_papers(papers.values(), settings)}
+    assert set(got["ids"]) == set(expected)
     for cid, m, doc in zip(got["ids"], got["metadatas"], got["documents"]):
         assert cid == f"{m['paper_id']}::{m['chunk']}"
-        # chunks are verbatim pieces of the abstract
-        assert doc[:40] in papers[m["paper_id"]].abstract
+        # no copy of the text (Chroma would full-text index it): offsets into the stored abstract
+        assert doc is None and papers[m["paper_id"]].abstract[m["start"]:m["end"]] == expected[cid]
+    assert idx.chunk_texts(list(expected)) == expected
+
+
+def test_chunk_texts_read_chunks_stored_with_their_text(mini_index):
+    """Indexes written before chunks became offsets kept the text as the document; a chunk that is
+    not a verbatim slice keeps it in its metadata."""
+    idx = Index(Settings(index_dir=mini_index))
+    pid = next(iter(idx.all_papers()))
+    idx.chunks.upsert(ids=[f"{pid}::9"], embeddings=[[0.3] * 384],
+                      metadatas=[chunk_to_meta(Chunk(f"{pid}::9", pid, 9, "not in the abstract"))])
+    idx.chunks.delete(ids=[f"{pid}::1"])  # an old-style record, not one merged into a new one
+    idx.chunks.upsert(ids=[f"{pid}::1"], embeddings=[[0.1] * 384], documents=["old-style chunk text"],
+                      metadatas=[{"paper_id": pid, "chunk": 1, "title": "T", "content_hash": "h"}])
+    texts = idx.chunk_texts([f"{pid}::1", f"{pid}::9"])
+    assert texts == {f"{pid}::1": "old-style chunk text", f"{pid}::9": "not in the abstract"}
+
+
+def test_papers_stored_the_old_way_still_read(mini_index):
+    """Before 2026-12-01 a paper's abstract was its Chroma document, not in its metadata."""
+    from assistant.index import paper_to_meta
+
+    idx = Index(Settings(index_dir=mini_index))
+    paper = idx.all_papers()["mini#2"]
+    old = {k: v for k, v in paper_to_meta(paper).items() if k != "abstract"}
+    idx.papers.delete(ids=[paper.id])
+    idx.papers.upsert(ids=[paper.id], embeddings=[[0.1] * 384], documents=[paper.abstract], metadatas=[old])
+    reopened = Index(Settings(index_dir=mini_index))
+    assert reopened.get_paper("mini#2") == paper and reopened.all_papers()["mini#2"] == paper
 
 
 def test_reingesting_the_same_file_adds_nothing(mini_index):
@@ -60,8 +89,9 @@ def test_changed_abstract_replaces_old_chunks_and_bm25_follows(mini_index, tmp_p
     report = ingest(papers, settings)
     assert report.updated == ["mini#3"] and len(report.unchanged) == 5
     idx = Index(settings)
-    chunks = idx.chunks.get(where={"paper_id": "mini#3"}, include=["documents"])
-    assert chunks["documents"] == ["Zorblaxian quasi-widgets are studied here. We propose Zorblax, a tiny method."]
+    chunks = idx.chunks.get(where={"paper_id": "mini#3"})
+    assert idx.chunk_texts(chunks["ids"]) == {
+        "mini#3::1": "Zorblaxian quasi-widgets are studied here. We propose Zorblax, a tiny method."}
     assert idx.get_paper("mini#3").title.startswith("Zorblax")
     hits = Retriever(idx).search("zorblaxian quasi-widgets", k=3).hits
     assert hits[0].paper_id == "mini#3" and hits[0].bm25 > 0
@@ -95,9 +125,8 @@ def test_interrupted_ingest_leaves_no_orphan_chunks(mini_index):
     settings = Settings(index_dir=mini_index)
     idx = Index(settings)
     # simulate a crash after chunks were written but before the paper record
-    idx.chunks.upsert(ids=["ghost#1::1"], embeddings=[[0.0] * 383 + [1.0]], documents=["ghost"],
-                      metadatas=[{"paper_id": "ghost#1", "title": "g", "source": "g", "position": 1, "chunk": 1,
-                                  "content_hash": "x"}])
+    idx.chunks.upsert(ids=["ghost#1::1"], embeddings=[[0.0] * 383 + [1.0]],
+                      metadatas=[chunk_to_meta(Chunk("ghost#1::1", "ghost#1", 1, "ghost", 0))])
     papers, _ = load_papers([FIXTURES / "mini_zh.txt"])
     ingest(papers, settings)
     idx = Index(settings)
@@ -190,11 +219,9 @@ def test_chunk_vector_cache_matches_chroma_and_follows_changes(mini_index, tmp_p
     from assistant.corpus import Paper
 
     ghost = Paper(id="ghost#1", title="Ghost", abstract="A ghost abstract.", source="g.txt", position=1)
-    idx.chunks.upsert(ids=["ghost#1::1"], embeddings=[qvec.tolist()], documents=[ghost.abstract],
-                      metadatas=[{"paper_id": ghost.id, "title": ghost.title, "source": ghost.source, "position": 1,
-                                  "chunk": 1, "content_hash": ghost.content_hash}])
-    idx.papers.upsert(ids=[ghost.id], embeddings=[qvec.tolist()], documents=[ghost.abstract],
-                      metadatas=[paper_to_meta(ghost)])
+    idx.chunks.upsert(ids=["ghost#1::1"], embeddings=[qvec.tolist()],
+                      metadatas=[chunk_to_meta(Chunk("ghost#1::1", ghost.id, 1, ghost.abstract, 0))])
+    idx.papers.upsert(ids=[ghost.id], embeddings=[qvec.tolist()], metadatas=[paper_to_meta(ghost)])
     ingest(load_papers([FIXTURES / "mini_zh.txt"])[0], settings)
     idx = Index(settings)
     assert "ghost#1" in idx.chunk_vectors().paper_ids
