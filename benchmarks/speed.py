@@ -174,32 +174,36 @@ def main() -> int:
         arg = str(src) if src else "-"
         row: dict = {}
         reps = args.repeats if size <= 2000 else 1
-        if not args.no_raw:
-            for key, cut, graph in [("raw_papers_per_s", "trunc", "plain"), ("raw_full_papers_per_s", "full", "plain"),
-                                    ("raw_fast_papers_per_s", "trunc", "fast")]:
-                raw = [_child(RAW, arg, cut, graph) for _ in range(reps)]
-                row[key] = statistics.median(r["papers"] / r["seconds"] for r in raw)
-        ours = []
-        for i in range(args.repeats if size <= 2000 else 1):
+        raw_lines = [] if args.no_raw else [("raw", "trunc", "plain"), ("raw_full", "full", "plain"),
+                                            ("raw_fast", "trunc", "fast")]
+        # Repeats are interleaved (every line once, then every line again) and each ratio is the median
+        # of the per-repeat ratios: this machine's speed drifts by 10-30% over minutes, which a ratio of
+        # lines measured one after the other would absorb.
+        runs: dict[str, list[dict]] = {}
+        for _ in range(reps):
+            for key, cut, graph in raw_lines:
+                runs.setdefault(key, []).append(_child(RAW, arg, cut, graph))
             idx = Path(tempfile.mkdtemp(dir=args.work)) / "idx"
-            ours.append(_child(OURS, arg, str(idx)))
-        row["ours_papers_per_s"] = statistics.median(r["papers"] / r["seconds"] for r in ours)
+            runs.setdefault("ours", []).append(_child(OURS, arg, str(idx)))
+            if not args.no_stock:
+                try:
+                    runs.setdefault("stock", []).append(
+                        _child(STOCK, arg, str(Path(tempfile.mkdtemp(dir=args.work)) / "chroma")))
+                except Exception as exc:  # keep the other measurements of this size
+                    row["stock_error"] = str(exc)[-300:]
+        speed = {key: [r["papers"] / r["seconds"] for r in rs] for key, rs in runs.items()}
+        ours = runs["ours"]
+        row["ours_papers_per_s"] = statistics.median(speed["ours"])
         row["ours_ingest_rss_mb"] = max(r["rss_mb"] for r in ours)
         # share of ingest time spent embedding: what overlapping the other stages with it could save
         row["ours_embed_share"] = statistics.median(r["embed_seconds"] / r["seconds"] for r in ours)
         row["index"] = str(idx)
-        if not args.no_raw:
-            row["ratio_vs_raw"] = row["ours_papers_per_s"] / row["raw_papers_per_s"]
-            row["ratio_vs_raw_full"] = row["ours_papers_per_s"] / row["raw_full_papers_per_s"]
-            row["ratio_vs_raw_fast"] = row["ours_papers_per_s"] / row["raw_fast_papers_per_s"]
-        if not args.no_stock:
-            try:
-                stock = [_child(STOCK, arg, str(Path(tempfile.mkdtemp(dir=args.work)) / "chroma"))
-                         for _ in range(args.repeats if size <= 2000 else 1)]
-                row["stock_papers_per_s"] = statistics.median(r["papers"] / r["seconds"] for r in stock)
-                row["speedup_vs_stock"] = row["ours_papers_per_s"] / row["stock_papers_per_s"]
-            except Exception as exc:  # keep the other measurements of this size
-                row["stock_error"] = str(exc)[-300:]
+        for key, _, _ in raw_lines:
+            row[f"{key}_papers_per_s"] = statistics.median(speed[key])
+            row["ratio_vs_" + key] = statistics.median(o / b for o, b in zip(speed["ours"], speed[key]))
+        if speed.get("stock") and len(speed["stock"]) == reps:
+            row["stock_papers_per_s"] = statistics.median(speed["stock"])
+            row["speedup_vs_stock"] = statistics.median(o / b for o, b in zip(speed["ours"], speed["stock"]))
         q = _child(QUERY, str(idx), str(questions))
         row.update({"search_p50_ms": q["search"]["p50_ms"], "search_p95_ms": q["search"]["p95_ms"],
                     "ask_p50_ms": q["ask"]["p50_ms"], "ask_p95_ms": q["ask"]["p95_ms"], "query_rss_mb": q["rss_mb"]})
