@@ -192,6 +192,7 @@ def main() -> int:
                 except Exception as exc:  # keep the other measurements of this size
                     row["stock_error"] = str(exc)[-300:]
         speed = {key: [r["papers"] / r["seconds"] for r in rs] for key, rs in runs.items()}
+        row["runs_papers_per_s"] = {key: [round(v, 2) for v in vs] for key, vs in speed.items()}  # in run order
         ours = runs["ours"]
         row["ours_papers_per_s"] = statistics.median(speed["ours"])
         row["ours_ingest_rss_mb"] = max(r["rss_mb"] for r in ours)
