@@ -781,6 +781,8 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
         progress(0, len(todo))
     # Work in groups of papers so an interruption loses at most one group's embeddings.
     for group in _batches(todo, GROUP_SIZE):
+        # Delete, not overwrite: Chroma's upsert merges new metadata into an existing record, and a
+        # changed paper may now have fewer chunks. (New papers have none: the delete costs ~3 ms.)
         stale = [p.id for p in group]
         if stale:
             index.chunks.delete(where={"paper_id": {"$in": stale}})
