@@ -5,7 +5,7 @@ import pytest
 from assistant.config import Settings
 from assistant.corpus import load_papers
 from assistant.errors import IndexStoreError, InputError
-from assistant.index import Chunk, Index, chunk_papers, chunk_to_meta, ingest
+from assistant.index import Chunk, Index, chunk_papers, chunk_to_meta, ingest, paper_to_meta
 from assistant.retrieve import Retriever
 
 from .conftest import FIXTURES
@@ -50,7 +50,6 @@ def test_chunk_texts_read_chunks_stored_with_their_text(mini_index):
 
 def test_papers_stored_the_old_way_still_read(mini_index):
     """Before 2026-12-01 a paper's abstract was its Chroma document, not in its metadata."""
-    from assistant.index import paper_to_meta
 
     idx = Index(Settings(index_dir=mini_index))
     paper = idx.all_papers()["mini#2"]
@@ -215,7 +214,6 @@ def test_chunk_vector_cache_matches_chroma_and_follows_changes(mini_index, tmp_p
 
     # a paper stored by an ingest killed before its commit is not in the saved matrix: the next
     # ingest must read it back rather than build the matrix from what it holds
-    from assistant.index import paper_to_meta
     from assistant.corpus import Paper
 
     ghost = Paper(id="ghost#1", title="Ghost", abstract="A ghost abstract.", source="g.txt", position=1)
