@@ -206,6 +206,7 @@ class Index:
         self._bm25_pos: dict[str, int] | None = None
         self._papers_cache: dict[str, Paper] | None = None
         self._idf: dict[str, float] | None = None
+        self._term_max: np.ndarray | None = None
         self._sentence_cache: dict = {}
         self._vectors: ChunkVectors | None = None
         if self.remote:
@@ -345,7 +346,7 @@ class Index:
                     raise ValueError("stale")
                 self._bm25 = bm25s.BM25.load(str(path), mmap=False, show_progress=False, verbosity=0)
                 self._bm25_ids = ids["ids"]
-                self._bm25_pos = None
+                self._bm25_pos = self._term_max = None
             except (OSError, ValueError, KeyError, json.JSONDecodeError):
                 self.rebuild_bm25()
         return self._bm25, self._bm25_ids
@@ -381,6 +382,7 @@ class Index:
         shutil.rmtree(old, ignore_errors=True)
         self._bm25, self._bm25_ids, self._bm25_pos = (retriever if papers else None), ids, None
         self._idf = None
+        self._term_max = None
 
     def chunk_vectors(self) -> ChunkVectors:
         """All chunk vectors, loaded from ``vectors/`` beside the index (rebuilt from Chroma when that
@@ -492,6 +494,22 @@ class Index:
                         idf[term] = float(np.log(1 + (n - df[tid] + 0.5) / (df[tid] + 0.5)))
             self._idf = idf
         return self._idf
+
+    def term_ceilings(self) -> np.ndarray:
+        """Per BM25 vocabulary id, the highest score that term gives any paper (0 for unused ids)."""
+        if self._term_max is None:
+            retriever, _ = self.bm25()
+            if retriever is None:
+                self._term_max = np.zeros(0, dtype=np.float32)
+            else:
+                data = np.asarray(retriever.scores["data"], dtype=np.float32)
+                indptr = np.asarray(retriever.scores["indptr"])
+                out = np.zeros(len(indptr) - 1, dtype=np.float32)
+                used = np.flatnonzero(np.diff(indptr) > 0)
+                if len(used):
+                    out[used] = np.maximum.reduceat(data, indptr[used])
+                self._term_max = out
+        return self._term_max
 
     def sentence_vectors(self, paper_id: str, abstract: str):
         """(sentences, their vectors) of one abstract, cached for the life of this Index (a chat session

@@ -41,15 +41,20 @@ class Retrieval:
     query_vector: np.ndarray | None = field(default=None, repr=False)
 
 
-def fuse(dense: dict[str, float], bm25: dict[str, float], dense_weight: float) -> dict[str, float]:
-    """Blend per-paper scores: each side divided by its best score, then weighted.
+def fuse(dense: dict[str, float], bm25: dict[str, float], dense_weight: float,
+         bm25_ceiling: float | None = None) -> dict[str, float]:
+    """Blend per-paper scores: ``w * cosine + (1 - w) * BM25 / ceiling``.
 
-    Papers missing from ``bm25`` count as BM25 0 (no query term); every paper must have a dense score.
+    ``bm25_ceiling`` is the most BM25 any paper could score on the query (the sum over its terms of
+    the best score each term gives any paper), so the lexical side says how much of the query's
+    vocabulary a paper matches, not how it ranks. A paraphrase whose words no paper shares gets a
+    small lexical side and the dense side decides; dividing by the best BM25 score instead gave the
+    best weak lexical match a full vote, which at 20k papers outvoted the gold paper's cosine.
+    Without a ceiling, BM25 is divided by its best score. Papers missing from ``bm25`` count as
+    BM25 0; every paper must have a dense score.
     """
-    d_max = max(dense.values(), default=0.0) or 1.0
-    b_max = max(bm25.values(), default=0.0) or 1.0
-    return {pid: dense_weight * d / d_max + (1 - dense_weight) * bm25.get(pid, 0.0) / b_max
-            for pid, d in dense.items()}
+    scale = bm25_ceiling if bm25_ceiling and bm25_ceiling > 0 else max(bm25.values(), default=0.0) or 1.0
+    return {pid: dense_weight * d + (1 - dense_weight) * bm25.get(pid, 0.0) / scale for pid, d in dense.items()}
 
 
 @functools.lru_cache(maxsize=1)
@@ -163,6 +168,20 @@ class Retriever:
         inv = {v: key for key, v in tokens.vocab.items()}
         return np.asarray(retriever.get_scores([inv[i] for i in tokens.ids[0]]), dtype=np.float32)
 
+    def bm25_ceiling(self, query: str) -> float:
+        """The highest BM25 score any paper could get for the query: each query term (repeats
+        counted, as BM25 counts them) at the best score it gives any paper (see :func:`fuse`)."""
+        retriever, _ = self.index.bm25()
+        if retriever is None:
+            return 0.0
+        tokens = stem_tokenize([query])
+        if not tokens.ids or not tokens.ids[0]:
+            return 0.0
+        inv = {v: key for key, v in tokens.vocab.items()}
+        ceilings = self.index.term_ceilings()
+        ids = [retriever.vocab_dict.get(inv[i]) for i in tokens.ids[0]]
+        return float(sum(ceilings[t] for t in ids if t is not None and t < len(ceilings)))
+
     def bm25(self, query: str, n: int) -> dict[str, float]:
         """The top-n papers by BM25 (within the filter, if any) with their scores."""
         return self._bm25_top(self.bm25_all(query), n)
@@ -179,9 +198,9 @@ class Retriever:
         """Top-k papers for a query, fused from dense and BM25 rankings, with the gate's verdict.
 
         The candidate pool is the dense top list plus the BM25 top list; every
-        candidate gets its exact score on both sides, each side is divided by its best score,
-        and the two are blended with ``dense_weight`` (benchmarks/retrieval.py measured this
-        max-normalised blend above min-max blending and reciprocal-rank fusion)."""
+        candidate gets its exact score on both sides, and :func:`fuse` blends the cosine with
+        the BM25 share of the query's ceiling using ``dense_weight`` (benchmarks/retrieval.py
+        measured this above max- and min-max-normalised blends and reciprocal-rank fusion)."""
         k = k or self.settings.top_k
         qvec = self.embed_query(query)
         ids, best, sims = self.dense_all(qvec)
@@ -196,7 +215,7 @@ class Retriever:
                 if pid in pos:
                     bm25.setdefault(pid, float(all_bm25[pos[pid]]))
         dense = {pid: float(best[at[pid]]) for pid in pool if np.isfinite(best[at[pid]])}
-        fused = fuse(dense, bm25, self.settings.dense_weight)
+        fused = fuse(dense, bm25, self.settings.dense_weight, self.bm25_ceiling(query))
         order = sorted(fused, key=lambda pid: -fused[pid])[:k]
         best_chunk = {pid: self.best_chunk(pid, sims) for pid in order}
         texts = self.index.chunk_texts(list(best_chunk.values()))

@@ -36,12 +36,33 @@ def test_hits_are_grouped_per_paper_with_best_chunk_snippet(retriever):
 
 
 def test_fusion_prefers_a_paper_strong_in_both_rankings():
-    dense = {"a": 0.8, "b": 0.9, "c": 0.3}
+    dense = {"a": 0.6, "b": 0.7, "c": 0.3}
     bm25 = {"a": 10.0, "c": 12.0}
-    fused = fuse(dense, bm25, 0.5)
+    fused = fuse(dense, bm25, 0.5, bm25_ceiling=20.0)
     assert sorted(fused, key=fused.get, reverse=True) == ["a", "c", "b"]
-    assert fuse(dense, bm25, 1.0)["b"] == 1.0  # dense alone: the best dense paper scores 1
-    assert max(fuse(dense, {}, 0.5), key=fuse(dense, {}, 0.5).get) == "b"  # no BM25 match: dense decides
+    assert fused["a"] == 0.5 * 0.6 + 0.5 * 10.0 / 20.0
+    assert fuse(dense, bm25, 1.0, 20.0)["b"] == 0.7  # dense alone: the cosine itself
+    assert max(fuse(dense, {}, 0.5, 20.0), key=fuse(dense, {}, 0.5, 20.0).get) == "b"  # no BM25 match: dense decides
+    assert fuse(dense, bm25, 0.0)["c"] == 1.0  # no ceiling: BM25 divided by its best score
+
+
+def test_a_weak_lexical_match_does_not_outvote_the_cosine():
+    """A paraphrase: the best BM25 paper matches a sliver of the query's vocabulary. Measured against
+    the query's ceiling its lexical vote is small, so the paper that means the same thing wins."""
+    dense = {"gold": 0.62, "wordy": 0.50}
+    bm25 = {"gold": 1.0, "wordy": 3.0}
+    assert max(fuse(dense, bm25, 0.5, bm25_ceiling=30.0).items(), key=lambda kv: kv[1])[0] == "gold"
+    assert max(fuse(dense, bm25, 0.5).items(), key=lambda kv: kv[1])[0] == "wordy"  # max-normalised: it would not
+
+
+def test_bm25_ceiling_bounds_every_papers_score(retriever):
+    for query in ("federated clients privacy", "diffusion model sampling steps", "clients"):
+        scores = retriever.bm25_all(query)
+        ceiling = retriever.bm25_ceiling(query)
+        assert scores is not None and 0 < float(scores.max()) <= ceiling + 1e-5
+    # one term: the ceiling is that term's best score
+    assert abs(retriever.bm25_ceiling("clients") - float(retriever.bm25_all("clients").max())) < 1e-5
+    assert retriever.bm25_ceiling("the of and") == 0.0
 
 
 def test_bm25_follows_every_stemmed_query_term(retriever):
