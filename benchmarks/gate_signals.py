@@ -1,13 +1,15 @@
-"""Is there a second gate signal? Held-out check of "best-chunk cosine + λ·standout" against cosine alone.
+"""Is there a second gate signal? Held-out check of "best-chunk cosine + λ·standout" and "+ λ·lexical"
+against cosine alone.
 
     python benchmarks/gate_signals.py
 
 Hard in-domain negatives come from leaving the gold out: each answerable ICLR dev question is asked
 again with its gold papers removed from the results (the rest of the corpus cannot answer it), next
 to the dev `none` questions. Features per question, from the top 10 fused hits: ``conf`` (the gate's
-best-chunk cosine among the top 3) and ``standout`` (best dense cosine minus the third best: one
-paper clearly above the rest). λ and the threshold are fitted by grid search (most negatives refused
-with <= 5% false refusals on the ICLR positives and on the SciFact queries whose gold is in the top 3),
+best-chunk cosine among the top 3), ``standout`` (best dense cosine minus the third best: one
+paper clearly above the rest) and ``lexical`` (the best BM25 score among the top 3 as a share of the
+query's ceiling: how much of the question's vocabulary the best papers hold). λ and the threshold
+are fitted by grid search (most negatives refused with <= 5% false refusals on the ICLR positives and on the SciFact queries whose gold is in the top 3),
 then scored leave-one-question-out. Needs the indexes built by benchmarks/retrieval.py.
 Writes benchmarks/results/gate_signals.json.
 """
@@ -25,9 +27,10 @@ HERE = Path(__file__).resolve().parent
 SHARED = HERE.parents[1] / "shared"
 
 
-def features(hits) -> dict:
+def features(hits, ceiling: float) -> dict:
     dense = sorted((h.dense for h in hits[:10]), reverse=True)
-    return {"conf": max(h.dense for h in hits[:3]), "standout": dense[0] - dense[2]}
+    return {"conf": max(h.dense for h in hits[:3]), "standout": dense[0] - dense[2],
+            "lexical": max(h.bm25 for h in hits[:3]) / ceiling if ceiling > 0 else 0.0}
 
 
 def collect() -> list[dict]:
@@ -42,14 +45,15 @@ def collect() -> list[dict]:
     conv = Conversation(retriever, settings)
     for line in (SHARED / "eval" / "dev.jsonl").read_text().splitlines():
         item = json.loads(line)
-        hits = retriever.search(conv.standalone(conv.replay(item)), k=20).hits
+        query = conv.standalone(conv.replay(item))
+        hits, ceiling = retriever.search(query, k=20).hits, retriever.bm25_ceiling(query)
         if item["type"] == "none":
-            rows.append({"set": "iclr", "kind": "none", "id": item["id"], **features(hits)})
+            rows.append({"set": "iclr", "kind": "none", "id": item["id"], **features(hits, ceiling)})
             continue
         gold = set(item.get("gold") or [])
-        rows.append({"set": "iclr", "kind": "pos", "id": item["id"], **features(hits)})
+        rows.append({"set": "iclr", "kind": "pos", "id": item["id"], **features(hits, ceiling)})
         rows.append({"set": "iclr", "kind": "gold_removed", "id": item["id"],
-                     **features([h for h in hits if h.paper_id not in gold])})
+                     **features([h for h in hits if h.paper_id not in gold], ceiling)})
     settings = Settings(index_dir=HERE / ".work" / "scifact", min_relevance=0.0)
     retriever = Retriever(Index(settings), settings)
     qrels: dict[str, set] = {}
@@ -62,18 +66,19 @@ def collect() -> list[dict]:
         if q["_id"] in qrels:
             hits = retriever.search(q["text"], k=20).hits
             if any(h.paper_id in qrels[q["_id"]] for h in hits[:3]):
-                rows.append({"set": "scifact", "kind": "pos", "id": q["_id"], **features(hits)})
+                rows.append({"set": "scifact", "kind": "pos", "id": q["_id"],
+                             **features(hits, retriever.bm25_ceiling(q["text"]))})
     return rows
 
 
-def fit(train: list[dict], scifact_pos: list[dict]) -> tuple[float, float, float]:
+def fit(train: list[dict], scifact_pos: list[dict], second: str = "standout") -> tuple[float, float, float]:
     pos = [r for r in train if r["kind"] == "pos"]
     neg = [r for r in train if r["kind"] != "pos"]
     best = (-1.0, 0.0, 0.0)
     for lam in np.arange(0, 2.01, 0.1):
         for t in np.arange(0.35, 0.8, 0.005):
             def refused(rs):
-                return np.mean([r["conf"] + lam * r["standout"] < t for r in rs])
+                return np.mean([r["conf"] + lam * r[second] < t for r in rs])
             if refused(pos) <= 0.05 and refused(scifact_pos) <= 0.05 and refused(neg) > best[0] + 1e-9:
                 best = (float(refused(neg)), float(lam), float(t))
     return best
@@ -89,12 +94,14 @@ def main() -> int:
     iclr = [r for r in rows if r["set"] == "iclr"]
     scifact_pos = [r for r in rows if r["set"] == "scifact"]
     out = {}
-    for name, rule_for in (("cosine alone (default gate)", lambda train: (0.0, DEFAULT_GATE)),
-                           ("cosine + λ·standout, fitted", lambda train: fit(train, scifact_pos)[1:])):
+    for name, second, rule_for in (
+            ("cosine alone (default gate)", "standout", lambda train: (0.0, DEFAULT_GATE)),
+            ("cosine + λ·standout, fitted", "standout", lambda train: fit(train, scifact_pos)[1:]),
+            ("cosine + λ·lexical, fitted", "lexical", lambda train: fit(train, scifact_pos, "lexical")[1:])):
         verdicts = []
         for qid in sorted({r["id"] for r in iclr}):
             lam, t = rule_for([r for r in iclr if r["id"] != qid])
-            verdicts += [(r["kind"], r["conf"] + lam * r["standout"] >= t) for r in iclr if r["id"] == qid]
+            verdicts += [(r["kind"], r["conf"] + lam * r[second] >= t) for r in iclr if r["id"] == qid]
         pos = [ok for kind, ok in verdicts if kind == "pos"]
         out[name] = {"false_refusals": round(1 - float(np.mean(pos)), 3),
                      "gold_removed_refused": round(float(np.mean([not ok for k, ok in verdicts if k == "gold_removed"])), 3),
