@@ -52,7 +52,7 @@ def test_a_weak_lexical_match_does_not_outvote_the_cosine():
     dense = {"gold": 0.62, "wordy": 0.50}
     bm25 = {"gold": 1.0, "wordy": 3.0}
     assert max(fuse(dense, bm25, 0.5, bm25_ceiling=30.0).items(), key=lambda kv: kv[1])[0] == "gold"
-    assert max(fuse(dense, bm25, 0.5).items(), key=lambda kv: kv[1])[0] == "wordy"  # max-normalised: it would not
+    assert max(fuse(dense, bm25, 0.5).items(), key=lambda kv: kv[1])[0] == "wordy"  # BM25 over its best: it would not
 
 
 def test_bm25_ceiling_bounds_every_papers_score(retriever):
