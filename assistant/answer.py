@@ -110,11 +110,9 @@ def split_sentences(text: str) -> list[str]:
 
 
 def _terms(text: str) -> set[str]:
-    from .index import stem_tokenize
+    from .index import stem_terms
 
-    tok = stem_tokenize([text])
-    inv = {v: k for k, v in tok.vocab.items()}
-    return {inv[i] for i in tok.ids[0]}
+    return set(stem_terms(text))
 
 
 # --- sources and citations ------------------------------------------------------------------

@@ -131,6 +131,15 @@ def stem_tokenize(texts: list[str]):
     return bm25s.tokenize(texts, stopwords="en", stemmer=stemmer(), show_progress=False)
 
 
+def stem_terms(text: str) -> list[str]:
+    """One text's stemmed BM25 terms in order, repeats kept (BM25 counts them); [] for stop words only."""
+    tokens = stem_tokenize([text])
+    if not tokens.ids or not tokens.ids[0]:
+        return []
+    inv = {v: key for key, v in tokens.vocab.items()}
+    return [inv[i] for i in tokens.ids[0]]
+
+
 @functools.lru_cache(maxsize=1)
 def stemmer():
     """The English Snowball stemmer BM25 and theme labels share."""

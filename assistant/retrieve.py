@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .config import Settings
-from .index import Index, stem_tokenize
+from .index import Index, stem_terms
 
 
 @dataclass
@@ -160,26 +160,17 @@ class Retriever:
     def bm25_all(self, query: str) -> np.ndarray | None:
         """BM25 score of every paper (aligned with the index's BM25 id list), or None."""
         retriever, ids = self.index.bm25()
-        if retriever is None or not ids:
-            return None
-        tokens = stem_tokenize([query])
-        if not tokens.ids or not tokens.ids[0]:
-            return None
-        inv = {v: key for key, v in tokens.vocab.items()}
-        return np.asarray(retriever.get_scores([inv[i] for i in tokens.ids[0]]), dtype=np.float32)
+        terms = stem_terms(query) if retriever is not None and ids else []
+        return np.asarray(retriever.get_scores(terms), dtype=np.float32) if terms else None
 
     def bm25_ceiling(self, query: str) -> float:
-        """The highest BM25 score any paper could get for the query: each query term (repeats
-        counted, as BM25 counts them) at the best score it gives any paper (see :func:`fuse`)."""
+        """The highest BM25 score any paper could get for the query: each query term at the best
+        score it gives any paper (see :func:`fuse`)."""
         retriever, _ = self.index.bm25()
         if retriever is None:
             return 0.0
-        tokens = stem_tokenize([query])
-        if not tokens.ids or not tokens.ids[0]:
-            return 0.0
-        inv = {v: key for key, v in tokens.vocab.items()}
         ceilings = self.index.term_ceilings()
-        ids = [retriever.vocab_dict.get(inv[i]) for i in tokens.ids[0]]
+        ids = [retriever.vocab_dict.get(term) for term in stem_terms(query)]
         return float(sum(ceilings[t] for t in ids if t is not None and t < len(ceilings)))
 
     def bm25(self, query: str, n: int) -> dict[str, float]:

@@ -276,7 +276,7 @@ def label_terms(texts: list[str], exclude: set[str], weights: dict[str, float],
 
 def summarize(retriever: Retriever, area: str, settings: Settings | None = None, max_papers: int = 24) -> Summary:
     """Group an area's papers into themes, each paper with its one-line contribution, cited."""
-    from .index import stem_tokenize
+    from .index import stem_terms
 
     settings = settings or retriever.settings
     found = which(retriever, area, replace(settings, llm="off"))
@@ -298,9 +298,7 @@ def summarize(retriever: Retriever, area: str, settings: Settings | None = None,
     clusters = cluster(vecs, k)
     query = strip_leadin(area)
     qvec = retriever.embed_query(query)
-    tok = stem_tokenize([query])
-    inv = {v: key for key, v in tok.vocab.items()}
-    exclude = {inv[i] for i in tok.ids[0]}
+    exclude = set(stem_terms(query))
     weights = retriever.index.term_weights()
     numbers = {pid: n for n, pid in enumerate(ids, 1)}
     themes = []
