@@ -142,6 +142,12 @@ def render_sources(answer, console: Console | None = None) -> None:
     console.print("\n[bold]Sources[/]")
     for c in answer.citations:
         _print_paper(f"[{c.n}]", c.paper_id, c.title, c.snippet, console)
+    # Sources keep their retrieval numbers, so a gap in them ([2] [3] without [1]) needs saying: the
+    # missing ones were retrieved and read but gave nothing the answer used.
+    cited = {c.n for c in answer.citations}
+    uncited = [f"[{n}] {h.paper_id}" for n, h in enumerate(answer.sources, 1) if n not in cited and n < max(cited)]
+    if uncited:
+        console.print(f"[dim]Also retrieved, not cited: {escape(', '.join(uncited))}[/]")
 
 
 def _print_paper(label: str, paper_id: str, title: str, quote: str | None = None, console: Console | None = None):

@@ -222,3 +222,28 @@ def test_streamed_answer_renders_as_live_markdown_in_a_terminal(bundled_index_di
     assert "Federated" in shown and "**Federated**" not in shown and "## Findings" not in shown
     assert "\x1b[1m" in shown  # bold, as Markdown renders it
     assert "Sources" in shown
+
+
+def test_sources_say_which_lower_numbered_sources_went_uncited():
+    """Sources keep their retrieval numbers; a gap ([2], [3] without [1]) is explained, a tail is not."""
+    import io
+
+    from rich.console import Console
+
+    from assistant.answer import Answer, Citation
+    from assistant.cli import render_sources
+    from assistant.retrieve import Hit
+
+    hits = [Hit(paper_id=f"p{i}", title=f"Paper {i}", score=1 - i / 10, snippet="s") for i in (1, 2, 3, 4)]
+
+    def shown(numbers):
+        answer = Answer(question="q", text="t", mode="extractive", answerable=True, sources=hits,
+                        citations=[Citation(n=n, paper_id=f"p{n}", title=f"Paper {n}", snippet="s", score=0.5)
+                                   for n in numbers])
+        buf = io.StringIO()
+        render_sources(answer, Console(file=buf, width=200))
+        return buf.getvalue()
+
+    gap = shown([2, 3])
+    assert "Also retrieved, not cited: [1] p1\n" in gap  # [4] ranks below every cited source: not listed
+    assert "not cited" not in shown([1, 2])
