@@ -20,8 +20,11 @@ def ingest_paths(paths: list[Path] | None, settings: Settings, rebuild: bool = F
         from .errors import InputError
 
         where = ", ".join(str(p) for p in paths) if paths else "the bundled corpus"
+        if report.skipped:  # every record was rejected: the first reason says what to fix
+            more = f" (and {len(report.skipped) - 1} more)" if len(report.skipped) > 1 else ""
+            raise InputError(f"no abstracts found in {where}: {report.skipped[0]}{more}")
         raise InputError(f"no abstracts found in {where}; a text file needs a header line, then abstracts "
-                         "separated by blank lines")
+                         "separated by blank lines, a .jsonl file one JSON object per line with an abstract")
     return ingest(papers, settings, rebuild=rebuild, progress=progress), report
 
 
