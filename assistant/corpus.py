@@ -3,8 +3,9 @@
 Formats:
 - plain-text lists (``.txt``/``.md`` or anything else): a header line, then one abstract per
   blank-line-separated paragraph; ids are ``<file stem>#<n>`` (n = 1-based position after the header);
-- JSONL (``.jsonl``/``.ndjson``) and CSV (``.csv``/``.tsv``): fields ``id``, ``title``, ``abstract``,
-  optional ``authors``, ``url``, ``date``, ``keywords``; other fields are kept as metadata.
+- JSONL (``.jsonl``/``.ndjson``) and CSV (``.csv``/``.tsv``): field ``abstract`` (or ``text``/``summary``),
+  optional ``id`` (else ``<file stem>#<n>``, n = the record's 1-based number), ``title``, ``authors``,
+  ``url``, ``date``, ``keywords``; other fields are kept as metadata.
 """
 
 from __future__ import annotations
@@ -246,12 +247,14 @@ def _make_paper(pid: str, title: str | None, abstract: str, source: str, positio
     )
 
 
-def _record_to_paper(rec: dict, path: Path, where: str, position: int, report: ParseReport) -> Paper | None:
+def _record_to_paper(rec: dict, path: Path, where: str, position: int, record_no: int,
+                     report: ParseReport) -> Paper | None:
+    """A JSONL/CSV record as a Paper. Without an ``id`` it is ``<file stem>#<n>``, n = the record's 1-based
+    number in the file, as text lists number their abstracts (title/abstract-only exports are common)."""
     pid = rec.get("id", rec.get("_id"))
-    abstract = next((rec[f] for f in ABSTRACT_FIELDS if isinstance(rec.get(f), str) and rec[f].strip()), None)
     if pid is None or str(pid).strip() == "":
-        report.skipped.append(f"{where}: record has no 'id'")
-        return None
+        pid = f"{path.stem}#{record_no}"
+    abstract = next((rec[f] for f in ABSTRACT_FIELDS if isinstance(rec.get(f), str) and rec[f].strip()), None)
     if abstract is None:
         report.skipped.append(f"{where}: record {pid} has no 'abstract'")
         return None
@@ -260,9 +263,11 @@ def _record_to_paper(rec: dict, path: Path, where: str, position: int, report: P
 
 def parse_jsonl(path: Path, text: str, report: ParseReport, strict: bool = False) -> list[Paper]:
     papers = []
+    record_no = 0
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
+        record_no += 1
         where = f"{path}:{lineno}"
         try:
             rec = json.loads(line)
@@ -275,7 +280,7 @@ def parse_jsonl(path: Path, text: str, report: ParseReport, strict: bool = False
         if not isinstance(rec, dict):
             report.skipped.append(f"{where}: not a JSON object")
             continue
-        paper = _record_to_paper(rec, path, where, len(papers) + 1, report)
+        paper = _record_to_paper(rec, path, where, len(papers) + 1, record_no, report)
         if paper is None and strict:
             raise InputError(report.skipped[-1] + "; drop --strict to skip bad records")
         if paper:
@@ -292,14 +297,12 @@ def parse_csv(path: Path, text: str, report: ParseReport, strict: bool = False) 
         raise InputError(f"{path}: not valid CSV ({exc})") from None
     if not any(f in header for f in ABSTRACT_FIELDS):
         raise InputError(f"{path}: CSV has no 'abstract' column (found: {', '.join(header) or 'nothing'})")
-    if "id" not in header:
-        raise InputError(f"{path}: CSV has no 'id' column (found: {', '.join(header)})")
     papers = []
     try:
-        for row in reader:
+        for record_no, row in enumerate(reader, 1):
             rec = {(k or "").strip().lower(): (v.strip() if isinstance(v, str) else v) for k, v in row.items()}
             where = f"{path}:{reader.line_num}"
-            paper = _record_to_paper(rec, path, where, len(papers) + 1, report)
+            paper = _record_to_paper(rec, path, where, len(papers) + 1, record_no, report)
             if paper is None and strict:
                 raise InputError(report.skipped[-1] + "; drop --strict to skip bad records")
             if paper:

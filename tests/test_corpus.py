@@ -180,6 +180,11 @@ def test_header_only_file_ingests_nothing_with_a_clear_message(tmp_path):
     with pytest.raises(InputError, match="no abstracts found"):
         ingest_paths([f], Settings(index_dir=tmp_path / "idx"))
     assert not (tmp_path / "idx" / "manifest.json").exists()
+    bad = tmp_path / "bad.jsonl"  # every record rejected: the message gives the first reason
+    bad.write_text('{"abstract": "unterminated\n{"title": "no abstract"}\n')
+    with pytest.raises(InputError, match=r"no abstracts found in .*bad.jsonl: .*bad.jsonl:1: malformed JSON .*\(and 1 more\)"):
+        ingest_paths([bad], Settings(index_dir=tmp_path / "idx"))
+    assert not (tmp_path / "idx" / "manifest.json").exists()
 
 
 def test_directory_of_mixed_files(tmp_path):
@@ -192,3 +197,16 @@ def test_directory_of_mixed_files(tmp_path):
     papers, report = load_papers([tmp_path])
     assert sorted(p.id for p in papers) == ["a#1", "c1", "j1"]
     assert report.files == 4
+
+
+def test_records_without_an_id_are_numbered_like_text_lists(tmp_path):
+    """Title/abstract-only exports are common: a record's id defaults to <file stem>#<record number>."""
+    f = tmp_path / "export.jsonl"
+    f.write_text('{"title": "One", "abstract": "First text."}\n\n{"title": "Two"}\n'
+                 '{"id": "x9", "abstract": "Third text."}\n{"abstract": "Fourth text."}\n')
+    papers, report = load_papers([f])
+    assert [p.id for p in papers] == ["export#1", "x9", "export#4"]
+    assert report.skipped == [f"{f}:3: record export#2 has no 'abstract'"]
+    c = tmp_path / "list.csv"
+    c.write_text('title,abstract\nA,"Alpha text."\nB,"Beta text."\n')
+    assert [p.id for p in load_papers([c])[0]] == ["list#1", "list#2"]
