@@ -199,6 +199,11 @@ def _read_text(path: Path, report: ParseReport) -> str:
         return data.decode("utf-8", errors="replace")
 
 
+def positional_id(path: Path, n: int) -> str:
+    """``<file stem>#<n>``: the id of a text list's n-th abstract, and of a JSONL/CSV record n without an id."""
+    return f"{path.stem}#{n}"
+
+
 def parse_text_list(path: Path, text: str) -> list[Paper]:
     """A header line, then one abstract per blank-line-separated paragraph."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -212,7 +217,7 @@ def parse_text_list(path: Path, text: str) -> list[Paper]:
         if not abstract:
             continue
         position += 1
-        papers.append(_make_paper(f"{path.stem}#{position}", None, abstract, str(path.name), position,
+        papers.append(_make_paper(positional_id(path, position), None, abstract, str(path.name), position,
                                   {"collection": header} if header else {}))
     return papers
 
@@ -253,7 +258,7 @@ def _record_to_paper(rec: dict, path: Path, where: str, position: int, record_no
     number in the file, as text lists number their abstracts (title/abstract-only exports are common)."""
     pid = rec.get("id", rec.get("_id"))
     if pid is None or str(pid).strip() == "":
-        pid = f"{path.stem}#{record_no}"
+        pid = positional_id(path, record_no)
     abstract = next((rec[f] for f in ABSTRACT_FIELDS if isinstance(rec.get(f), str) and rec[f].strip()), None)
     if abstract is None:
         report.skipped.append(f"{where}: record {pid} has no 'abstract'")

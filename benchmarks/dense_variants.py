@@ -129,7 +129,8 @@ def main() -> int:
                 row = evaluate_beir(args.shared / "bench" / "scifact", settings)
             else:
                 report = evaluate_questions(questions, settings)
-                row = {k: report.summary()[k] for k in keys} | {"not_first": gold_ranks(report)}
+                summary = report.summary()
+                row = {k: summary[k] for k in keys} | {"not_first": gold_ranks(report)}
             results.setdefault(name, {})[v] = row
             print(f"{name:10s} {v:12s} " + "  ".join(f"{k}={x:.3f}" for k, x in row.items() if isinstance(x, float))
                   + (f"  not at rank 1: {row['not_first']}" if "not_first" in row else ""), flush=True)
