@@ -37,6 +37,9 @@ SURVEY_RE = re.compile(
 #: Added to a contribution sentence's score in an offline survey answer (scores are ~0.2-0.9): enough that
 #: "we propose X" wins over the background sentence that restates the topic (which matches it best).
 SURVEY_CONTRIBUTION = 0.5
+#: A sentence's worth for a question: this share from its cosine to the question, the rest from the
+#: IDF-weighted share of the question's terms it adds.
+COSINE_SHARE = 0.6
 
 
 def is_survey(question: str) -> bool:
@@ -314,7 +317,8 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
         # Greedy coverage: each further sentence must add question terms the earlier ones missed,
         # so a two-part question ("which dataset ..., and by how much ...") gets both answers.
         for _ in range(quota_first if n == 1 else quota_rest):
-            gains = {i: 0.6 * float(cos[i]) + 0.4 * sum(weights.get(t, 1.0) for t in sterms[i] - covered) / total
+            gains = {i: COSINE_SHARE * float(cos[i])
+                     + (1 - COSINE_SHARE) * sum(weights.get(t, 1.0) for t in sterms[i] - covered) / total
                      + (SURVEY_CONTRIBUTION * bool(CONTRIBUTION_RE.search(sentences[i][1])) if survey else 0.0)
                      for i in idx if (n, i) not in picked}
             if not gains:

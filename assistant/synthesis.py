@@ -89,16 +89,26 @@ def _paper_scores(retriever: Retriever, qvec: np.ndarray) -> tuple[list[str], np
 
 
 def best_sentence(retriever: Retriever, query: str, qvec: np.ndarray, paper, prefer_contribution: bool = False) -> str:
-    """The paper's sentence that best matches the query (optionally favouring "we propose ..." ones)."""
-    from .answer import _terms
+    """The paper's sentence that best matches the query. ``prefer_contribution`` (a summary's one line
+    per paper, every paper already on the area): of the sentences saying what the paper contributes
+    ("we propose ..."), the one matching the query best, scored as an area answer scores sentences;
+    any sentence only when none does. Scored without that preference, the opening sentence that
+    restates the area won for half the papers."""
+    from .answer import COSINE_SHARE, _terms
 
     sentences, vecs = retriever.index.sentence_vectors(paper.id, paper.abstract)
     if not sentences:
         return paper.abstract
     qterms = _terms(query)
-    score = vecs @ qvec + 0.3 * np.array([len(qterms & _terms(s)) / max(len(qterms), 1) for s in sentences])
     if prefer_contribution:
-        score = score + 0.3 * np.array([bool(CONTRIBUTION_RE.search(s)) for s in sentences])
+        weights = retriever.index.term_weights()
+        total = sum(weights.get(t, 1.0) for t in qterms) or 1.0
+        score = (COSINE_SHARE * (vecs @ qvec)
+                 + (1 - COSINE_SHARE) * np.array([sum(weights.get(t, 1.0) for t in qterms & _terms(s)) / total
+                                                  for s in sentences])
+                 + 2.0 * np.array([bool(CONTRIBUTION_RE.search(s)) for s in sentences]))  # the rest is in [-0.6, 1]
+    else:
+        score = vecs @ qvec + 0.3 * np.array([len(qterms & _terms(s)) / max(len(qterms), 1) for s in sentences])
     return sentences[int(np.argmax(score))]
 
 

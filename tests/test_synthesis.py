@@ -66,6 +66,24 @@ def test_summarize_cites_federated_learning_papers_across_themes(bundled_index_d
         assert f"[{c['n']}]" in data["answer"]
 
 
+def test_summarize_quotes_what_each_paper_contributes_not_the_area_background(bundled_settings):
+    """A summary line per paper says what the paper does ("we propose ..."), not an opening sentence
+    restating the area ("Diffusion models have emerged as ..."), which matches a short area query best."""
+    from assistant.answer import CONTRIBUTION_RE, split_sentences
+    from assistant.api import retriever
+    from assistant.synthesis import summarize
+
+    r = retriever(bundled_settings)
+    papers = r.index.all_papers()
+    lines = [f for t in summarize(r, "diffusion models", bundled_settings).themes for f in t.papers]
+    assert len(lines) >= 4
+    for f in lines:
+        if any(CONTRIBUTION_RE.search(s) for s in split_sentences(papers[f.paper_id].abstract)):
+            assert CONTRIBUTION_RE.search(f.evidence), f.evidence
+    background = [f for f in lines if f.evidence.startswith("Diffusion models have emerged")]
+    assert not background
+
+
 def test_clustering_separates_two_obvious_groups():
     import numpy as np
 
