@@ -40,6 +40,12 @@ SURVEY_CONTRIBUTION = 0.5
 #: A sentence's worth for a question: this share from its cosine to the question, the rest from the
 #: IDF-weighted share of the question's terms it adds.
 COSINE_SHARE = 0.6
+#: Details a question often asks of a paper that its abstract may not state ("what datasets did it
+#: use?", "which baselines ...", "how many GPUs ..."). Offline, when no cited abstract mentions the thing
+#: asked for, the answer says so under the quoted sentences instead of letting them pass for an answer.
+DETAIL_RE = re.compile(
+    r"\b(?:what|which|how many)\s+(?:\w+\s+)?(datasets?|benchmarks?|baselines?|metrics?|hyper-?parameters?|"
+    r"hardware|gpus?|languages?|optimi[sz]ers?|backbones?|architectures?|parameters?|licen[cs]es?)\b", re.I)
 
 
 def is_survey(question: str) -> bool:
@@ -176,8 +182,11 @@ def no_answer(question: str, mode: str, retrieval: Retrieval) -> Answer:
 
 def answer_question(retriever: Retriever, question: str, settings: Settings | None = None,
                     on_token: Callable[[str], None] | None = None, retrieval_query: str | None = None,
-                    k: int | None = None, pinned: list[str] | None = None) -> Answer:
+                    k: int | None = None, pinned: list[str] | None = None, one_paper: bool = False) -> Answer:
     """Retrieve for ``retrieval_query`` (default: the question) and answer ``question`` with citations.
+
+    ``one_paper``: the question is about one paper (a follow-up's "it"), so an extractive answer quotes
+    the top hit only; the others stay in the Sources.
 
     ``pinned``: paper ids the user named (the retriever's filter holds them): they are the sources, in
     that order, every one is used, and the relevance gate does not refuse."""
@@ -196,7 +205,8 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
     elif mode == "llm":
         answer = llm_answer(retriever, question, retrieval, settings, on_token)
     else:
-        answer = extractive_answer(retriever, question, retrieval, every_paper=bool(pinned), survey=survey)
+        answer = extractive_answer(retriever, question, retrieval, every_paper=bool(pinned), survey=survey,
+                                   **({"max_papers": 1} if one_paper and not pinned else {}))
     answer.retrieved = full.hits
     return answer
 
@@ -269,6 +279,20 @@ def support_marks(retriever: Retriever, text: str, hits: list[Hit], abstracts: d
     return out
 
 
+def unstated_detail(question: str, cited: list, n_lines: int) -> str:
+    """A note when the question asks for a detail (:data:`DETAIL_RE`) no cited abstract mentions; else ""."""
+    m = DETAIL_RE.search(question)
+    if not m or not cited:
+        return ""
+    word = m.group(1)
+    if any(p is not None and _terms(word) <= _terms(f"{p.title}\n{p.abstract}") for p in cited):
+        return ""
+    lines = "the sentence above is" if n_lines == 1 else "the sentences above are"
+    if len(cited) == 1:
+        return f"\n\nThe cited abstract does not mention {word}: {lines} the closest it comes."
+    return f"\n\nNone of the cited abstracts mentions {word}: {lines} the closest they come."
+
+
 def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
                       max_papers: int = 4, max_sentences: int = 6, quota_top: int = 4,
                       keep_ratio: float = 0.5, every_paper: bool = False, survey: bool = False) -> Answer:
@@ -339,5 +363,7 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     lines.sort(key=lambda t: (t[0], t[1]))  # by source, so a survey answer reads down the ranking
     text = "\n".join(f"- {line}" for _, _, line in lines)
     cited = sorted(snippets)
+    if not survey:
+        text += unstated_detail(question, [papers.get(hits[n - 1].paper_id) for n in cited], len(lines))
     return Answer(question=question, text=text, mode="extractive", answerable=True,
                   citations=_citations(hits, cited, snippets), sources=hits, retrieval_query=retrieval.query)

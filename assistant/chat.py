@@ -23,6 +23,10 @@ _ANAPHORA = re.compile(
     r"\b(it|its|it's|they|them|their|theirs|this|that|these|those|the (?:paper|method|approach|model|work|"
     r"authors?|framework|benchmark|dataset|algorithm)|same|above|former|latter)\b", re.I)
 
+#: A follow-up about one paper ("what datasets did it use?"): offline, its answer quotes only that paper,
+#: not every paper the combined query also finds (one sharing the word "datasets", say).
+_SINGULAR = re.compile(r"\b(it|its|it's|(?:this|the) (?:paper|method|approach|model|work|framework|algorithm|"
+                       r"authors?))\b", re.I)
 
 _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
              "fifth": 5, "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8,
@@ -167,7 +171,9 @@ class Conversation:
             answer = self._ask_about(question, pinned, on_token)
         else:
             query = self.standalone(question)
-            answer = answer_question(self.retriever, question, self.settings, on_token=on_token, retrieval_query=query)
+            one = not self.settings.llm_enabled and query != question and bool(_SINGULAR.search(question))
+            answer = answer_question(self.retriever, question, self.settings, on_token=on_token, retrieval_query=query,
+                                     one_paper=one)
         self.turns.append(Turn(question=question, answer=answer))
         return answer
 

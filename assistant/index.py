@@ -215,6 +215,7 @@ class Index:
         self._bm25_pos: dict[str, int] | None = None
         self._papers_cache: dict[str, Paper] | None = None
         self._idf: dict[str, float] | None = None
+        self._df: dict[str, int] = {}
         self._term_max: np.ndarray | None = None
         self._sentence_cache: dict = {}
         self._vectors: ChunkVectors | None = None
@@ -495,14 +496,21 @@ class Index:
         if self._idf is None:
             retriever, ids = self.bm25()
             idf: dict[str, float] = {}
+            freq: dict[str, int] = {}
             if retriever is not None:
                 df = np.diff(np.asarray(retriever.scores["indptr"]))
                 n = max(len(ids), 1)
                 for term, tid in retriever.vocab_dict.items():
                     if tid < len(df):
                         idf[term] = float(np.log(1 + (n - df[tid] + 0.5) / (df[tid] + 0.5)))
-            self._idf = idf
+                        freq[term] = int(df[tid])
+            self._idf, self._df = idf, freq
         return self._idf
+
+    def doc_freq(self, term: str) -> int:
+        """How many papers a stemmed term occurs in (0 if none)."""
+        self.term_weights()
+        return self._df.get(term, 0)
 
     def term_ceilings(self) -> np.ndarray:
         """Per BM25 vocabulary id, the highest score that term gives any paper (0 for unused ids)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -219,7 +220,7 @@ class Retriever:
                             snippet=texts.get(cid, ""), dense=dense[pid], bm25=bm25.get(pid, 0.0), rank=rank,
                             source=paper.source if paper else "", chunk_id=cid))
         confidence = max((h.dense for h in hits[:3]), default=0.0)
-        answerable = bool(hits) and confidence >= self.threshold()
+        answerable = bool(hits) and (confidence >= self.threshold() or self.names(query, hits[0]))
         return Retrieval(query=query, hits=hits, answerable=answerable, confidence=confidence, query_vector=qvec)
 
     # --- relevance gate ---------------------------------------------------------------------
@@ -228,9 +229,27 @@ class Retriever:
     # through on off-topic questions). Calibrated in benchmarks/gate.py against answerable,
     # unanswerable and out-of-domain questions.
 
+    def names(self, query: str, hit: Hit) -> bool:
+        """Whether the query names the hit's paper: a word written like a name ("LongFilter", "CLASH": a
+        capital after the first letter, or all capitals) that is in the paper's title and in at most
+        :data:`NAME_MAX_PAPERS` papers. "What GPU does LongFilter use?" is about LongFilter, though what
+        it asks is far from every abstract sentence (cosine 0.29, under the gate): the answer should
+        say what the abstract has, not that no paper addresses it."""
+        title_words = set(_WORD.findall(hit.title))
+        for word in _WORD.findall(query):
+            if word not in title_words or not (word.isupper() and len(word) >= 3 or any(c.isupper() for c in word[1:])):
+                continue
+            if any(0 < self.index.doc_freq(t) <= NAME_MAX_PAPERS for t in stem_terms(word)):
+                return True
+        return False
+
     def threshold(self) -> float:
         return self.settings.min_relevance if self.settings.min_relevance is not None else DEFAULT_GATE
 
+
+#: A name (see :meth:`Retriever.names`) in more papers than this is a field's term ("LoRA", "CLIP"), not one paper's.
+NAME_MAX_PAPERS = 3
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 
 #: Gate threshold on the best-chunk cosine, calibrated by benchmarks/gate.py (ASSISTANT_MIN_RELEVANCE overrides).
 DEFAULT_GATE = 0.41

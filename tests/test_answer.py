@@ -90,3 +90,12 @@ def test_sources_block_escapes_tags_and_fake_citations():
 def test_sentence_splitter_keeps_abbreviations_together():
     s = split_sentences("We use e.g. graphs and i.e. trees. Results improve by 3.5%. Next (see Fig. 2) more.")
     assert s == ["We use e.g. graphs and i.e. trees.", "Results improve by 3.5%.", "Next (see Fig. 2) more."]
+
+
+def test_a_detail_no_cited_abstract_states_is_said_to_be_missing(retriever):
+    """Offline, quoted sentences must not pass for an answer the abstract does not have."""
+    ans = answer_question(retriever, "What GPU does LongFilter use?")
+    assert [c.paper_id for c in ans.citations] == ["002_20c6bded0bdf1017#8"]
+    assert "The cited abstract does not mention GPU" in ans.text
+    stated = answer_question(retriever, "Which benchmarks does LongFilter improve on?")
+    assert "HELMET" in stated.text and "does not mention" not in stated.text

@@ -59,6 +59,15 @@ def test_the_second_one_is_the_second_source_of_the_previous_answer(conversation
     assert [c.paper_id for c in again.citations] == [shown[1].paper_id]
 
 
+def test_an_offline_followup_about_it_quotes_only_that_paper(conversation):
+    first = conversation.ask("What work exists on continual instruction tuning of multimodal models?")
+    top = min(first.citations, key=lambda c: c.n).paper_id
+    ans = conversation.ask("what datasets did it use?")
+    # the combined query also finds a dataset-distillation paper; "it" is the paper talked about
+    assert {c.paper_id for c in ans.citations} == {top} and len(ans.sources) > 1
+    assert "The cited abstract does not mention datasets" in ans.text
+
+
 def test_bracketed_numbers_name_several_sources_and_each_is_quoted(conversation):
     first = conversation.ask("what work exists on federated learning?")
     by_n = {h.rank: h.paper_id for h in first.sources}
