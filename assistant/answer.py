@@ -46,6 +46,17 @@ COSINE_SHARE = 0.6
 DETAIL_RE = re.compile(
     r"\b(?:what|which|how many)\s+(?:\w+\s+)?(datasets?|benchmarks?|baselines?|metrics?|hyper-?parameters?|"
     r"hardware|gpus?|languages?|optimi[sz]ers?|backbones?|architectures?|parameters?|licen[cs]es?)\b", re.I)
+#: A request for a paper's gist ("what is X about?", "tell me about X", "summarise the X paper", "explain
+#: X", "what does X propose?"). When the question also names the top hit's paper, the answer quotes that
+#: paper only and leads with what it contributes.
+OVERVIEW_RE = re.compile(
+    r"^\s*(?:what\s+(?:is|are)\s+.+\babout\b|tell\s+me\s+(?:more\s+)?about\b|summari[sz]e\b|explain\b|describe\b"
+    r"|give\s+(?:me\s+)?(?:an?\s+)?(?:overview|summary)\s+of\b|what\s+(?:does|do)\s+.+\s+(?:do|propose|introduce|contribute)\b)",
+    re.I)
+#: A sentence that only says where the code or data is: the answer to nothing but "where is the code?".
+BOILERPLATE_RE = re.compile(r"https?://|\\url\{|github\.com|\b(?:code|data|models?|implementation)s?\b[^.]{0,40}"
+                            r"\b(?:is|are|will be)\s+(?:publicly\s+|freely\s+)?(?:available|released)", re.I)
+_ASKS_FOR_CODE = re.compile(r"\b(?:code|github|repo(?:sitory)?|implementation|available|release[ds]?|url|link)\b", re.I)
 
 
 def is_survey(question: str) -> bool:
@@ -309,12 +320,20 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     hits = retrieval.hits
     papers = retriever.index.all_papers()
     top = hits[0].score or 1e-9
-    if every_paper:
-        chosen_hits = hits[:max_papers]
+    # papers the question names ("compare LongFilter and DeepEyes", "what is DeepEyes about?")
+    named = [] if every_paper else [h for h in hits[:max_papers] if retriever.names(question, h, in_abstract=True)]
+    overview = bool(named) and named[0] is hits[0] and bool(OVERVIEW_RE.search(question))
+    survey = survey and not overview  # "summarise the GeneBreaker paper" is about one paper
+    if survey:
+        named = []
+    if every_paper or len(named) > 1:
+        chosen_hits = hits[:max_papers] if every_paper else named
         quota_first = quota_rest = max(1, min(quota_top, max_sentences // max(len(chosen_hits), 1)))
+    elif overview:  # the gist: its best sentences, though they add none of the question's few words
+        chosen_hits, quota_first, quota_rest, keep_ratio = hits[:1], quota_top, 1, 0.0
     else:
-        chosen_hits = [h for h in hits[:max_papers]
-                       if h.score >= 0.6 * top and h.dense >= retriever.threshold() * 0.9] or hits[:1]
+        chosen_hits = [h for h in hits[:max_papers] if h in named
+                       or h.score >= 0.6 * top and h.dense >= retriever.threshold() * 0.9] or hits[:1]
         quota_first, quota_rest = (1 if survey else quota_top), 1
     sentences: list[tuple[int, str]] = []
     blocks = []
@@ -333,6 +352,7 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     qterms = _terms(question)
     total = sum(weights.get(t, 1.0) for t in qterms) or 1.0
     sterms = [_terms(s) & qterms for _, s in sentences]
+    asks_code = bool(_ASKS_FOR_CODE.search(question))
     picked: list[tuple[int, int]] = []  # (source n, sentence index)
     for n in sorted({n for n, _ in sentences}):
         idx = [i for i, (m, _) in enumerate(sentences) if m == n]
@@ -343,8 +363,8 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
         for _ in range(quota_first if n == 1 else quota_rest):
             gains = {i: COSINE_SHARE * float(cos[i])
                      + (1 - COSINE_SHARE) * sum(weights.get(t, 1.0) for t in sterms[i] - covered) / total
-                     + (SURVEY_CONTRIBUTION * bool(CONTRIBUTION_RE.search(sentences[i][1])) if survey else 0.0)
-                     for i in idx if (n, i) not in picked}
+                     + (SURVEY_CONTRIBUTION * bool(CONTRIBUTION_RE.search(sentences[i][1])) if survey or overview else 0.0)
+                     for i in idx if (n, i) not in picked and (asks_code or not BOILERPLATE_RE.search(sentences[i][1]))}
             if not gains:
                 break
             best = max(gains, key=gains.get)

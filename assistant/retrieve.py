@@ -229,13 +229,17 @@ class Retriever:
     # through on off-topic questions). Calibrated in benchmarks/gate.py against answerable,
     # unanswerable and out-of-domain questions.
 
-    def names(self, query: str, hit: Hit) -> bool:
+    def names(self, query: str, hit: Hit, in_abstract: bool = False) -> bool:
         """Whether the query names the hit's paper: a word written like a name ("LongFilter", "CLASH": a
         capital after the first letter, or all capitals) that is in the paper's title and in at most
         :data:`NAME_MAX_PAPERS` papers. "What GPU does LongFilter use?" is about LongFilter, though what
         it asks is far from every abstract sentence (cosine 0.29, under the gate): the answer should
-        say what the abstract has, not that no paper addresses it."""
+        say what the abstract has, not that no paper addresses it. ``in_abstract``: the abstract's words
+        count too (which paper "compare CLASH and ChatInject" means, once past the gate)."""
         title_words = set(_WORD.findall(hit.title))
+        if in_abstract:
+            paper = self.index.all_papers().get(hit.paper_id)
+            title_words |= set(_WORD.findall(paper.abstract)) if paper else set()
         for word in _WORD.findall(query):
             if word not in title_words or not (word.isupper() and len(word) >= 3 or any(c.isupper() for c in word[1:])):
                 continue

@@ -99,3 +99,26 @@ def test_a_detail_no_cited_abstract_states_is_said_to_be_missing(retriever):
     assert "The cited abstract does not mention GPU" in ans.text
     stated = answer_question(retriever, "Which benchmarks does LongFilter improve on?")
     assert "HELMET" in stated.text and "does not mention" not in stated.text
+
+
+def test_a_question_about_a_named_paper_gets_its_gist_from_that_paper_only(retriever):
+    """"What is DeepEyes about?" / "summarise the X paper": what the paper contributes, how, and what it
+    found, from that paper; not a survey of papers, and not the line that only gives the code's URL."""
+    deepeyes = "000_c647aebf503422f2#14"
+    ans = answer_question(retriever, "What is DeepEyes about?")
+    assert {c.paper_id for c in ans.citations} == {deepeyes}
+    assert "we introduce DeepEyes" in ans.text and "url" not in ans.text
+    assert len(ans.text.splitlines()) >= 3
+    summary = answer_question(retriever, "Summarize the GeneBreaker paper")
+    assert {c.paper_id for c in summary.citations} == {"002_20c6bded0bdf1017#11"}
+    assert len(summary.text.splitlines()) >= 3
+    code = answer_question(retriever, "Where is the code for DeepEyes?")
+    assert "anonymous.4open.science" in code.text
+
+
+def test_a_question_naming_two_papers_quotes_both(retriever):
+    ans = answer_question(retriever, "Compare LongFilter and DeepEyes")
+    assert {c.paper_id for c in ans.citations} == {"002_20c6bded0bdf1017#8", "000_c647aebf503422f2#14"}
+    # a name the derived title lacks ("Navigating dilemmas ...") is found in the abstract
+    ans = answer_question(retriever, "What is the difference between CLASH and ChatInject?")
+    assert {c.paper_id for c in ans.citations} == {"004_b9c85a56bb10ecbe#8", "004_b9c85a56bb10ecbe#19"}
