@@ -3,7 +3,7 @@
 Formats:
 - plain-text lists (``.txt``/``.md`` or anything else): a header line, then one abstract per
   blank-line-separated paragraph; ids are ``<file stem>#<n>`` (n = 1-based position after the header);
-- JSONL (``.jsonl``/``.ndjson``) and CSV (``.csv``/``.tsv``): field ``abstract`` (or ``text``/``summary``),
+- JSONL (``.jsonl``/``.ndjson``) and CSV (``.csv``/``.tsv``; comma, tab or ``;``): field ``abstract`` (or ``text``/``summary``),
   optional ``id`` (else ``<file stem>#<n>``, n = the record's 1-based number), ``title``, ``authors``,
   ``url``, ``date``, ``keywords``; other fields are kept as metadata.
 """
@@ -293,8 +293,20 @@ def parse_jsonl(path: Path, text: str, report: ParseReport, strict: bool = False
     return papers
 
 
+def _delimiter(path: Path, text: str) -> str:
+    """Tab for .tsv, else comma, unless only another common delimiter gives the header an abstract
+    column (spreadsheets in many locales export ``;``)."""
+    default = "\t" if path.suffix.lower() == ".tsv" else ","
+    first = text.lstrip("\ufeff").split("\n", 1)[0]
+    for delimiter in (default, ";", "\t", ",", "|"):
+        fields = next(csv.reader([first], delimiter=delimiter), [])
+        if any(f.strip().lower() in ABSTRACT_FIELDS for f in fields):
+            return delimiter
+    return default
+
+
 def parse_csv(path: Path, text: str, report: ParseReport, strict: bool = False) -> list[Paper]:
-    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    delimiter = _delimiter(path, text)
     try:
         reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
         header = [h.strip().lower() for h in (reader.fieldnames or [])]

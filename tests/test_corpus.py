@@ -96,6 +96,15 @@ def test_csv_with_and_without_abstract_column(tmp_path):
         load_papers([bad])
 
 
+def test_a_semicolon_csv_from_a_spreadsheet_is_read(tmp_path):
+    """Spreadsheets in many locales export ';' (and a byte-order mark); a comma inside a field stays."""
+    f = tmp_path / "export.csv"
+    f.write_bytes("\ufeffid;title;abstract\np1;Paper One;Text, with a comma; and more.\n".encode()
+                  .replace(b"Text, with a comma; and more.", b'"Text, with a comma; and more."'))
+    papers, _ = load_papers([f])
+    assert [(p.id, p.title, p.abstract) for p in papers] == [("p1", "Paper One", "Text, with a comma; and more.")]
+
+
 def test_identical_abstracts_are_stored_once_and_reported(tmp_path):
     f = tmp_path / "dups.txt"
     f.write_text("Header\n\nSame abstract text here.\n\nAnother one.\n\nSame abstract   text here.\n")
