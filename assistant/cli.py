@@ -497,9 +497,15 @@ def doctor(index_dir: IndexDir = None, as_json: JsonFlag = False):
     else:
         from rich.table import Table
 
+        from .retrieve import DEFAULT_GATE
+
         cfg = Table(title="configuration", show_header=False)
         for key, value in report["config"].items():
-            cfg.add_row(key, escape(str(value)))
+            if key == "min_relevance" and value is None:
+                shown = f"calibrated ({DEFAULT_GATE})"
+            else:
+                shown = "[dim]unset[/]" if value is None else escape(str(value))
+            cfg.add_row(key, shown)
         out.print(cfg)
         for c in report["checks"]:
             mark = "[green]ok[/]  " if c["ok"] else "[red]FAIL[/]"

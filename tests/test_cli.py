@@ -141,6 +141,15 @@ def test_doctor_masks_the_key_and_reports_an_unreachable_llm(mini_index, monkeyp
     assert not checks["llm"]["ok"] and "cannot connect" in checks["llm"]["detail"]
 
 
+def test_doctor_table_says_what_unset_settings_mean(mini_index):
+    res = run("doctor", "--index-dir", str(mini_index))
+    assert res.exit_code == 0, res.output
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in res.stdout.splitlines()
+            if line.count("│") >= 3}
+    assert rows["min_relevance"].startswith("calibrated (0.") and rows["api_key"] == "unset"
+    assert json.loads(run("doctor", "--json", "--index-dir", str(mini_index)).stdout)["config"]["min_relevance"] is None
+
+
 def test_ask_save_writes_markdown_bibtex_and_json(bundled_index_dir, tmp_path):
     q = "Which papers study federated learning?"
     for name in ("a.md", "a.bib", "a.json"):
