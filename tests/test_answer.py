@@ -122,3 +122,15 @@ def test_a_question_naming_two_papers_quotes_both(retriever):
     # a name the derived title lacks ("Navigating dilemmas ...") is found in the abstract
     ans = answer_question(retriever, "What is the difference between CLASH and ChatInject?")
     assert {c.paper_id for c in ans.citations} == {"004_b9c85a56bb10ecbe#8", "004_b9c85a56bb10ecbe#19"}
+
+
+def test_an_area_question_the_framing_sinks_is_answered_from_its_area(retriever):
+    """"Are there papers about time series forecasting?": as asked, its best cosine is under the gate
+    (the framing pulls it down); the area alone reaches the paper on it, and shares its words."""
+    asked = "Are there papers about time series forecasting?"
+    assert not retriever.search(asked).answerable
+    ans = answer_question(retriever, asked)
+    assert ans.answerable and ans.citations[0].paper_id == "004_b9c85a56bb10ecbe#4"
+    # the area alone is as close to papers on video and multimodal QA, but none has its words
+    assert retriever.search("question answering over hour-long videos").confidence > 0.42
+    assert not answer_question(retriever, "Are there papers on question answering over hour-long videos?").answerable

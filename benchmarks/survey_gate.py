@@ -1,0 +1,88 @@
+"""Area questions ("which papers study X?") at the relevance gate, with and without its second look.
+
+Questions: the 20 criteria of ``benchmarks/data/which_labels.jsonl`` (16 the bundled corpus covers, with
+the papers that meet each, labelled by reading all 95 abstracts; 4 it does not), each asked three ways:
+"Which papers on X?", "What work exists on X?", "Are there papers on X?". For each setting, over the
+bundled corpus: how many answerable questions are refused, how many unanswerable ones are answered,
+and of the papers an offline answer quotes, the share that meet the criterion (or are borderline) and the
+share of its labelled papers (up to 4) it quotes.
+
+Settings: the shipped rule (the gate on the question as asked, then, for a refused area question, its
+area alone with ``SURVEY_TOPIC_GATE`` and ``SURVEY_TOPIC_COVERAGE``); the gate alone; and the second look
+at other values, so a person can see where the defaults sit.
+
+    python benchmarks/survey_gate.py [--index-dir DIR] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+_FRAME = re.compile(r"^papers\s+(?:using|on|about|that|with)\s+", re.I)
+
+
+def questions(criterion: str) -> list[str]:
+    area = _FRAME.sub("", criterion)
+    return [f"Which {criterion}?", f"What work exists on {area}?", f"Are there {criterion}?"]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--index-dir", type=Path)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    from assistant import answer as answer_mod
+    from assistant.config import Settings
+    from assistant.corpus import load_papers
+    from assistant.index import Index, ingest
+    from assistant.retrieve import Retriever
+
+    index_dir = args.index_dir or Path(tempfile.mkdtemp()) / "iclr"
+    settings = Settings(index_dir=index_dir, llm="off")
+    if not (index_dir / "manifest.json").exists():
+        ingest(load_papers()[0], settings)
+    retriever = Retriever(Index(settings), settings)
+    labels = [json.loads(line) for line in (HERE / "data" / "which_labels.jsonl").read_text().splitlines()]
+    shipped = (answer_mod.SURVEY_TOPIC_GATE, answer_mod.SURVEY_TOPIC_COVERAGE)
+    settings_to_try = [("shipped", shipped), ("gate alone", (float("inf"), 0.0))]
+    settings_to_try += [(f"second look {g:.2f} / {c:.2f}", (g, c)) for g, c in
+                        [(0.41, 0.65), (0.46, 0.65), (0.50, 0.65), (0.42, 0.0), (0.42, 0.5), (0.42, 0.6), (0.42, 0.7), (0.42, 0.75)]]
+    rows = []
+    for name, (gate, coverage) in settings_to_try:
+        answer_mod.SURVEY_TOPIC_GATE, answer_mod.SURVEY_TOPIC_COVERAGE = gate, coverage
+        refused = answered = n_pos = n_neg = 0
+        precision, recall = [], []
+        for item in labels:
+            gold, borderline = set(item["papers"]), set(item.get("borderline", []))
+            for q in questions(item["criterion"]):
+                ans = answer_mod.answer_question(retriever, q, settings)
+                cited = [c.paper_id for c in ans.citations]
+                if gold:
+                    n_pos += 1
+                    refused += not ans.answerable
+                    precision.append(sum(c in gold or c in borderline for c in cited) / len(cited) if cited else 0.0)
+                    recall.append(sum(c in gold for c in cited) / min(len(gold), 4))
+                else:
+                    n_neg += 1
+                    answered += ans.answerable
+        rows.append({"setting": name, "refused": refused, "answerable_questions": n_pos, "answered": answered,
+                     "unanswerable_questions": n_neg, "quoted_precision": sum(precision) / len(precision),
+                     "quoted_recall": sum(recall) / len(recall)})
+    answer_mod.SURVEY_TOPIC_GATE, answer_mod.SURVEY_TOPIC_COVERAGE = shipped
+    print(f"{'setting':28s} {'refused':>9s} {'answered':>9s} {'quoted precision':>17s} {'quoted recall':>14s}")
+    for r in rows:
+        print(f"{r['setting']:28s} {r['refused']:>4d}/{r['answerable_questions']:<4d} {r['answered']:>4d}/"
+              f"{r['unanswerable_questions']:<4d} {r['quoted_precision']:17.3f} {r['quoted_recall']:14.3f}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
