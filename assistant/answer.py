@@ -265,7 +265,7 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
         answer = llm_answer(retriever, question, retrieval, settings, on_token)
     else:
         answer = extractive_answer(retriever, question, retrieval, every_paper=bool(pinned), survey=survey,
-                                   **({"max_papers": 1} if one_paper and not pinned else {}))
+                                   one_paper=one_paper and not pinned)
     answer.retrieved = full.hits
     return answer
 
@@ -354,7 +354,8 @@ def unstated_detail(question: str, cited: list, n_lines: int) -> str:
 
 def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
                       max_papers: int = 4, max_sentences: int = 6, quota_top: int = 4,
-                      keep_ratio: float = 0.5, every_paper: bool = False, survey: bool = False) -> Answer:
+                      keep_ratio: float = 0.5, every_paper: bool = False, survey: bool = False,
+                      one_paper: bool = False) -> Answer:
     """Verbatim abstract sentences chosen for the question, each cited.
 
     Sentences are scored by cosine similarity to the question plus the IDF-weighted share of the
@@ -363,7 +364,8 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     retrieval score stays close to the top one. With ``every_paper`` (papers the user named) each
     of the first ``max_papers`` hits is used and they share the sentence budget. A ``survey``
     question ("which papers study X?") gets one sentence per paper, favouring the sentence that says
-    what the paper contributes over background.
+    what the paper contributes over background. ``one_paper`` (a follow-up's "it"): the top hit only,
+    with any other paper the question names ("compare it with DeepEyes").
     """
     hits = retrieval.hits
     papers = retriever.index.all_papers()
@@ -374,11 +376,15 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     survey = survey and not overview  # "summarise the GeneBreaker paper" is about one paper
     if survey:
         named = []
+    if one_paper and named and named[0] is not hits[0]:
+        named = [hits[0], *named]
     if every_paper or len(named) > 1:
         chosen_hits = hits[:max_papers] if every_paper else named
         quota_first = quota_rest = max(1, min(quota_top, max_sentences // max(len(chosen_hits), 1)))
-    elif overview:  # the gist: its best sentences, though they add none of the question's few words
-        chosen_hits, quota_first, quota_rest, keep_ratio = hits[:1], quota_top, 1, 0.0
+    elif overview or one_paper:
+        chosen_hits, quota_first, quota_rest = hits[:1], quota_top, 1
+        if overview:  # the gist: its best sentences, though they add none of the question's few words
+            keep_ratio = 0.0
     else:
         chosen_hits = [h for h in hits[:max_papers] if h in named
                        or h.score >= 0.6 * top and h.dense >= retriever.threshold() * 0.9] or hits[:1]

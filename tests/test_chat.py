@@ -68,6 +68,12 @@ def test_an_offline_followup_about_it_quotes_only_that_paper(conversation):
     assert "The cited abstract does not mention datasets" in ans.text
 
 
+def test_an_offline_followup_comparing_it_with_a_named_paper_quotes_both(conversation):
+    conversation.ask("What is LongFilter about?")
+    ans = conversation.ask("compare it with DeepEyes")
+    assert {c.paper_id for c in ans.citations} == {"002_20c6bded0bdf1017#8", "000_c647aebf503422f2#14"}
+
+
 def test_bracketed_numbers_name_several_sources_and_each_is_quoted(conversation):
     first = conversation.ask("what work exists on federated learning?")
     by_n = {h.rank: h.paper_id for h in first.sources}
