@@ -137,6 +137,13 @@ def _print_json(data) -> None:
 
 def render_sources(answer, console: Console | None = None) -> None:
     console = console or out
+    if not answer.citations and answer.mode == "llm" and answer.answerable and answer.sources:
+        # The promise is that every claim points at an abstract: an answer citing none must say so.
+        console.print(f"\n[yellow]The model cited none of the {len(answer.sources)} sources it was given: nothing "
+                      "above is checked against an abstract. They were:[/]")
+        for n, h in enumerate(answer.sources, 1):
+            _print_paper(f"[{n}]", h.paper_id, h.title, None, console)
+        return
     if not answer.citations:
         return
     console.print("\n[bold]Sources[/]")

@@ -100,6 +100,16 @@ def test_streamed_llm_answer_is_printed_with_sources(bundled_index_dir, mocked_o
     assert "Federated learning is studied [1]." in res.stdout and "Sources" in res.stdout
 
 
+def test_an_llm_answer_citing_nothing_says_so_and_lists_what_it_was_given(bundled_index_dir, mocked_openai_chat):
+    from .conftest import sse_response
+
+    mocked_openai_chat.return_value = sse_response("Federated learning trains models ", "across many devices.")
+    res = run("ask", "Which papers study federated learning?", "--index-dir", str(bundled_index_dir))
+    assert res.exit_code == 0
+    assert "cited none of the 5 sources it was given" in res.stdout
+    assert "001_920fbba894271a85#10" in res.stdout and "Sources" not in res.stdout
+
+
 def test_help_is_fast_and_does_not_import_heavy_modules():
     from .conftest import heavy_modules_after
 
