@@ -139,7 +139,8 @@ def render_sources(answer, console: Console | None = None) -> None:
     console = console or out
     if not answer.citations and answer.mode == "llm" and answer.answerable and answer.sources:
         # The promise is that every claim points at an abstract: an answer citing none must say so.
-        console.print(f"\n[yellow]The model cited none of the {len(answer.sources)} sources it was given: nothing "
+        given = "the only source" if len(answer.sources) == 1 else f"the {len(answer.sources)} sources"
+        console.print(f"\n[yellow]The model cited none of {given} it was given: nothing "
                       "above is checked against an abstract. They were:[/]")
         for n, h in enumerate(answer.sources, 1):
             _print_paper(f"[{n}]", h.paper_id, h.title, None, console)
@@ -176,8 +177,9 @@ def render_answer(answer, streamed: bool = False, console: Console | None = None
     elif answer.invalid_citations:
         console.print(f"[yellow]Note: citations {', '.join(f'[{n}]' for n in answer.invalid_citations)} "
                       "do not match any source and were removed.[/]")
-    if not answer.complete:
-        console.print("[yellow]The answer is incomplete: the LLM stream stopped early.[/]")
+    if not answer.complete and streamed:
+        # what llm_answer appended after the stream: cut at max_tokens, or the stream broke off
+        console.print(f"[yellow]{escape(answer.text.rsplit(chr(10) * 2, 1)[-1])}[/]")
     weak = [s for s in answer.support if not s["supported"]]
     if weak:
         console.print("\n[yellow]Check these claims: their cited abstracts do not clearly support them[/]")

@@ -110,6 +110,20 @@ def test_an_llm_answer_citing_nothing_says_so_and_lists_what_it_was_given(bundle
     assert "001_920fbba894271a85#10" in res.stdout and "Sources" not in res.stdout
 
 
+def test_a_streamed_answer_cut_at_max_tokens_says_so_not_that_the_stream_broke(bundled_index_dir, mocked_openai_chat,
+                                                                             monkeypatch):
+    from .conftest import sse_response
+
+    monkeypatch.setenv("ASSISTANT_MAX_TOKENS", "12")
+    mocked_openai_chat.return_value = sse_response("Federated learning is studied [1] and", finish="length")
+    res = run("ask", "Which papers study federated learning?", "--index-dir", str(bundled_index_dir))
+    assert res.exit_code == 0
+    assert "answer cut at 12 tokens" in res.stdout and "stopped early" not in res.stdout
+    mocked_openai_chat.return_value = sse_response("Federated learning is studied [1] and", done=False, finish=False)
+    res = run("ask", "Which papers study federated learning?", "--index-dir", str(bundled_index_dir))
+    assert "stream stopped early" in res.stdout
+
+
 def test_help_is_fast_and_does_not_import_heavy_modules():
     from .conftest import heavy_modules_after
 
