@@ -436,7 +436,9 @@ def summarize(
         return
     from rich.markdown import Markdown
 
-    if summary.mode == "extractive" and summary.citations:
+    if summary.note:
+        out.print(f"[yellow]{escape(summary.note)}[/]")
+    elif summary.mode == "extractive" and summary.citations:
         out.print("[dim italic]Extractive overview (no LLM configured): verbatim sentences from the abstracts.[/]")
     out.print(Markdown(summary.answer))
     if summary.citations:

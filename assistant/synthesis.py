@@ -67,13 +67,18 @@ class Summary:
     answer: str
     citations: list[Citation] = field(default_factory=list)
     mode: str = "extractive"
+    #: Why the answer is not what was asked for (an LLM synthesis that cited nothing), else "".
+    note: str = ""
 
     def as_dict(self) -> dict:
-        return {"area": self.area, "mode": self.mode,
-                "themes": [{"label": t.label, "papers": [{"paper_id": p.paper_id, "title": p.title,
-                                                          "evidence": p.evidence} for p in t.papers]}
-                           for t in self.themes],
-                "answer": self.answer, "citations": [c.as_dict() for c in self.citations]}
+        out = {"area": self.area, "mode": self.mode,
+               "themes": [{"label": t.label, "papers": [{"paper_id": p.paper_id, "title": p.title,
+                                                         "evidence": p.evidence} for p in t.papers]}
+                          for t in self.themes],
+               "answer": self.answer, "citations": [c.as_dict() for c in self.citations]}
+        if self.note:
+            out["note"] = self.note
+        return out
 
 
 def strip_leadin(text: str) -> str:
@@ -351,6 +356,11 @@ def _llm_synthesis(settings: Settings, summary: Summary) -> Summary:
                                                                     question=question)}], stream=False)
     text, cited, _ = parse_citations(completion.text.strip(), max(c.n for c in summary.citations))
     valid = {c.n for c in summary.citations}
+    if not set(cited) & valid:
+        # a synthesis that cites nothing cannot be checked: keep the quoted overview, and say why
+        summary.note = (f"The model's synthesis cited none of the {len(valid)} papers, so the overview below is "
+                        "the extractive one: verbatim sentences from the abstracts.")
+        return summary
     summary.answer = text
     summary.citations = [c for c in summary.citations if c.n in cited and c.n in valid]
     summary.mode = "llm"

@@ -132,3 +132,19 @@ def test_summarize_with_an_llm_validates_synthesis_citations(bundled_index_dir, 
     assert data["mode"] == "llm" and "[42?]" in data["answer"]
     assert sorted(c["n"] for c in data["citations"]) == [1, 2, 3]
     assert data["themes"]  # themes stay extractive evidence
+
+
+def test_an_llm_synthesis_citing_nothing_falls_back_to_the_quoted_overview(bundled_index_dir, mocked_openai_chat):
+    import httpx
+
+    from .conftest import completion_json
+
+    mocked_openai_chat.return_value = httpx.Response(200, json=completion_json(
+        "Federated learning is a vibrant field with many advances."))
+    res = runner.invoke(app, ["summarize", "federated learning", "--json", "--index-dir", str(bundled_index_dir)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["mode"] == "extractive" and "cited none" in data["note"]
+    assert "vibrant" not in data["answer"] and data["citations"]
+    for c in data["citations"]:
+        assert f"[{c['n']}]" in data["answer"]
