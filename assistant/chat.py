@@ -140,8 +140,13 @@ class Conversation:
         if not self.turns:
             return question
         if self.settings.llm_enabled:
-            return self._condense(question)
-        if not self.is_followup(question):
+            rewritten = self._condense(question)
+            # A small local model may hand the follow-up back unresolved ("how much does it improve?"),
+            # or rewrite it into something nothing in the corpus matches: then combine it as offline.
+            if not self.is_followup(question) or not (
+                    _ANAPHORA.search(rewritten) or not self.retriever.search(rewritten, k=3).answerable):
+                return rewritten
+        elif not self.is_followup(question):
             return question
         prev = self.last
         # The previous top paper's title anchors "it"; the previous question carries the topic.

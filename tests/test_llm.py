@@ -180,6 +180,23 @@ def test_non_streaming_condense_request_for_followups(bundled_index_dir, mocked_
     assert ans.sources[0].paper_id == "003_22ceaf1a0eb8de0c#16"
 
 
+def test_a_condense_that_leaves_the_reference_unresolved_falls_back_to_the_offline_combination(
+        bundled_index_dir, mocked_openai_chat):
+    """A small local model may hand "it" back unresolved: retrieve with the previous question and paper."""
+    from assistant.chat import Conversation
+
+    settings = Settings.from_env(index_dir=bundled_index_dir)
+    conv = Conversation(Retriever(Index(settings), settings), settings)
+    mocked_openai_chat.side_effect = [
+        sse_response("LongFilter curates long-context data [1]."),
+        httpx.Response(200, json=completion_json("How much does it improve results?")),
+        sse_response("It improves HELMET [1]."),
+    ]
+    conv.ask("What is LongFilter about?")
+    ans = conv.ask("how much does it improve results?")
+    assert "LongFilter" in ans.retrieval_query and ans.sources[0].paper_id == "002_20c6bded0bdf1017#8"
+
+
 def test_token_usage_and_cost_are_accounted(retriever, mocked_openai_chat, monkeypatch):
     from assistant.cli import app
     from typer.testing import CliRunner
