@@ -226,6 +226,24 @@ def _citations(hits: list[Hit], numbers: list[int], snippets: dict[int, str] | N
 # --- answering ------------------------------------------------------------------------------
 
 
+def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
+    """Search for a question as asked; an area question the gate refuses gets its second look
+    (:data:`SURVEY_TOPIC_GATE`): ``ask``, ``chat`` and ``search`` agree on what is answerable."""
+    found = retriever.search(question, k=k)
+    if found.answerable or not is_survey(question):
+        return found
+    topic = survey_topic(question)
+    if topic == question:
+        return found
+    second = retriever.search(topic, k=k)
+    # never looser than a gate the user raised (ASSISTANT_MIN_RELEVANCE)
+    if second.confidence >= max(SURVEY_TOPIC_GATE, retriever.threshold()) and \
+            topic_coverage(retriever, topic, second.hits) >= SURVEY_TOPIC_COVERAGE:
+        second.answerable = True
+        return second
+    return found
+
+
 def no_answer(question: str, mode: str, retrieval: Retrieval) -> Answer:
     return Answer(question=question, text=NO_ANSWER_PHRASE, mode=mode, answerable=False, citations=[],
                   sources=retrieval.hits, retrieval_query=retrieval.query)
@@ -244,15 +262,10 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
     settings = settings or retriever.settings
     survey = is_survey(question) and not pinned
     k = k or settings.top_k
-    full = retriever.search(retrieval_query or question, k=max(k, 10))
-    if survey and not full.answerable and retrieval_query in (None, question):
-        topic = survey_topic(question)
-        if topic != question:
-            second = retriever.search(topic, k=max(k, 10))
-            # never looser than a gate the user raised (ASSISTANT_MIN_RELEVANCE)
-            if second.confidence >= max(SURVEY_TOPIC_GATE, retriever.threshold()) and \
-                    topic_coverage(retriever, topic, second.hits) >= SURVEY_TOPIC_COVERAGE:
-                full, full.answerable = second, True
+    if survey and retrieval_query in (None, question):
+        full = retrieve(retriever, question, max(k, 10))
+    else:
+        full = retriever.search(retrieval_query or question, k=max(k, 10))
     if pinned:
         found = {h.paper_id: h for h in full.hits}
         full.hits = [dc_replace(found[pid], rank=n) for n, pid in enumerate((p for p in pinned if p in found), 1)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .answer import Answer, answer_question
+from .answer import Answer, answer_question, retrieve
 from .chat import Conversation
 from .config import Settings
 from .corpus import Paper, ParseReport, load_papers
@@ -33,7 +33,7 @@ def retriever(settings: Settings, progress: Progress | None = None) -> Retriever
 
 
 def search(query: str, settings: Settings, k: int | None = None, progress: Progress | None = None) -> Retrieval:
-    return retriever(settings, progress).search(query, k=k or max(settings.top_k, 10))
+    return retrieve(retriever(settings, progress), query, k or max(settings.top_k, 10))
 
 
 def ask(question: str, settings: Settings, on_token=None, progress: Progress | None = None) -> Answer:

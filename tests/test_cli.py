@@ -124,6 +124,14 @@ def test_a_streamed_answer_cut_at_max_tokens_says_so_not_that_the_stream_broke(b
     assert "stream stopped early" in res.stdout
 
 
+def test_search_and_ask_agree_on_an_area_question_answered_on_second_look(bundled_index_dir):
+    q = "Are there papers about time series forecasting?"
+    found = json.loads(run("search", q, "--json", "--index-dir", str(bundled_index_dir)).stdout)
+    asked = json.loads(run("ask", q, "--json", "--index-dir", str(bundled_index_dir)).stdout)
+    assert found["answerable"] and asked["answerable"]
+    assert found["hits"][0]["paper_id"] == asked["citations"][0]["paper_id"] == "004_b9c85a56bb10ecbe#4"
+
+
 def test_help_is_fast_and_does_not_import_heavy_modules():
     from .conftest import heavy_modules_after
 
