@@ -51,7 +51,8 @@ DETAIL_RE = re.compile(
 #: paper only and leads with what it contributes.
 OVERVIEW_RE = re.compile(
     r"^\s*(?:what\s+(?:is|are)\s+.+\babout\b|tell\s+me\s+(?:more\s+)?about\b|summari[sz]e\b|explain\b|describe\b"
-    r"|give\s+(?:me\s+)?(?:an?\s+)?(?:overview|summary)\s+of\b|what\s+(?:does|do)\s+.+\s+(?:do|propose|introduce|contribute)\b)",
+    r"|give\s+(?:me\s+)?(?:an?\s+)?(?:overview|summary)\s+of\b"
+    r"|what\s+(?:does|do)\s+.+\s+(?:do|propose|introduce|contribute)\b)",
     re.I)
 #: A sentence that only says where the code or data is: the answer to nothing but "where is the code?".
 BOILERPLATE_RE = re.compile(r"https?://|\\url\{|github\.com|\b(?:code|data|models?|implementation)s?\b[^.]{0,40}"
@@ -430,7 +431,8 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
         for _ in range(quota_first if n == 1 else quota_rest):
             gains = {i: COSINE_SHARE * float(cos[i])
                      + (1 - COSINE_SHARE) * sum(weights.get(t, 1.0) for t in sterms[i] - covered) / total
-                     + (SURVEY_CONTRIBUTION * bool(CONTRIBUTION_RE.search(sentences[i][1])) if survey or overview else 0.0)
+                     + (SURVEY_CONTRIBUTION * bool(CONTRIBUTION_RE.search(sentences[i][1]))
+                        if survey or overview else 0.0)
                      for i in idx if (n, i) not in picked and (asks_code or not BOILERPLATE_RE.search(sentences[i][1]))}
             if not gains:
                 break

@@ -3,9 +3,9 @@
 Formats:
 - plain-text lists (``.txt``/``.md`` or anything else): a header line, then one abstract per
   blank-line-separated paragraph; ids are ``<file stem>#<n>`` (n = 1-based position after the header);
-- JSONL (``.jsonl``/``.ndjson``) and CSV (``.csv``/``.tsv``; comma, tab or ``;``): field ``abstract`` (or ``text``/``summary``),
-  optional ``id`` (else ``<file stem>#<n>``, n = the record's 1-based number), ``title``, ``authors``,
-  ``url``, ``date``, ``keywords``; other fields are kept as metadata.
+- JSONL (``.jsonl``/``.ndjson``) and CSV (``.csv``/``.tsv``; comma, tab or ``;``): field ``abstract``
+  (or ``text``/``summary``), optional ``id`` (else ``<file stem>#<n>``, n = the record's 1-based
+  number), ``title``, ``authors``, ``url``, ``date``, ``keywords``; other fields are kept as metadata.
 """
 
 from __future__ import annotations
