@@ -257,7 +257,7 @@ def ingest(
         err.print(f"[yellow]duplicate:[/] {escape(dropped)} has the same abstract as {escape(kept)}; stored once")
     chunks = f"{report.chunks} chunk{'' if report.chunks == 1 else 's'}"
     out.print(f"Indexed {len(report.added)} new, {len(report.updated)} updated, {len(report.unchanged)} unchanged "
-              f"papers ({chunks}) in {report.seconds:.1f}s → {escape(str(settings.index_dir))}")
+              f"papers ({chunks}) in {report.seconds:.1f}s → {escape(settings.chroma_url or str(settings.index_dir))}")
 
 
 @app.command()

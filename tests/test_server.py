@@ -61,6 +61,7 @@ def test_cli_against_the_server(chroma_url, tmp_path):
     res = runner.invoke(app, ["--chroma-url", chroma_url, "ingest", str(FIXTURES / "mini.txt"), "--rebuild",
                               "--index-dir", str(tmp_path)])
     assert res.exit_code == 0, res.output
+    assert chroma_url in res.stdout.replace("\n", "")  # where the papers went: the server, not the local cache
     res = runner.invoke(app, ["--chroma-url", chroma_url, "search", "Mixture-of-Thought", "--json",
                               "--index-dir", str(tmp_path)])
     assert res.exit_code == 0 and '"mini#2"' in res.stdout
