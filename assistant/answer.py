@@ -91,16 +91,16 @@ def survey_topic(question: str) -> str:
     return topic if len(topic) >= 3 else question
 
 
-def topic_coverage(retriever: Retriever, topic: str, hits: list[Hit]) -> float:
-    """The largest IDF-weighted share of the topic's terms that one of the top 3 papers contains (a term
-    no paper has weighs as much as the rarest one)."""
+def topic_coverage(retriever: Retriever, topic: str, paper_ids: list[str]) -> float:
+    """The largest IDF-weighted share of the topic's terms that one of these papers (the top 3) contains
+    (a term no paper has weighs as much as the rarest one)."""
     weights = retriever.index.term_weights()
     rarest = max(weights.values(), default=1.0)
     terms = _terms(topic)
     total = sum(weights.get(t, rarest) for t in terms)
     papers = retriever.index.all_papers()
     shares = [sum(weights.get(t, rarest) for t in terms & _terms(f"{p.title}\n{p.abstract}")) / total
-              for h in hits[:3] if (p := papers.get(h.paper_id)) is not None] if total else []
+              for pid in paper_ids[:3] if (p := papers.get(pid)) is not None] if total else []
     return max(shares, default=0.0)
 
 
@@ -239,7 +239,7 @@ def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     second = retriever.search(topic, k=k)
     # never looser than a gate the user raised (ASSISTANT_MIN_RELEVANCE)
     if second.confidence >= max(SURVEY_TOPIC_GATE, retriever.threshold()) and \
-            topic_coverage(retriever, topic, second.hits) >= SURVEY_TOPIC_COVERAGE:
+            topic_coverage(retriever, topic, [h.paper_id for h in second.hits]) >= SURVEY_TOPIC_COVERAGE:
         second.answerable = True
         return second
     return found

@@ -23,7 +23,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .answer import CONTRIBUTION_RE, Citation
+from .answer import CONTRIBUTION_RE, SURVEY_TOPIC_COVERAGE, Citation, topic_coverage
 from .config import Settings
 from .retrieve import Retriever, fuse
 
@@ -157,8 +157,11 @@ def which(retriever: Retriever, criterion: str, settings: Settings | None = None
     z_cut = NormalDist().inv_cdf(1 - 1 / max(len(ids), 2))
     outlier = (_robust_z(dense) >= z_cut) | (_robust_z(fused) >= z_cut)
     order = np.argsort(-fused)
-    # the relevance gate, as search applies it: the best cosine among the top 3 fused papers
-    if float(dense[order[:3]].max()) < retriever.threshold():
+    # the relevance gate, as search applies it: the best cosine among the top 3 fused papers; and the
+    # criterion's words: an area no top paper covers is one the corpus lacks, however close the cosine
+    # ("question answering over hour-long videos" listed 6 video and visual-QA papers)
+    if float(dense[order[:3]].max()) < retriever.threshold() or \
+            topic_coverage(retriever, query, [ids[i] for i in order[:3]]) < SURVEY_TOPIC_COVERAGE:
         return WhichResult(criterion, [], mode)
     papers = retriever.index.all_papers()
     if mode == "llm":
@@ -297,9 +300,12 @@ def summarize(retriever: Retriever, area: str, settings: Settings | None = None,
     found = which(retriever, area, replace(settings, llm="off"))
     retrieval = retriever.search(strip_leadin(area), k=8)
     ids = [f.paper_id for f in found.papers]
-    for h in retrieval.hits:
-        if h.paper_id not in ids and h.dense >= retriever.threshold() and h.score >= 0.5 * retrieval.hits[0].score:
-            ids.append(h.paper_id)
+    # an area no top paper covers in words is one the corpus lacks (see `which`): no nearby papers either
+    nearby = [h.paper_id for h in retrieval.hits]
+    if ids or topic_coverage(retriever, strip_leadin(area), nearby) >= SURVEY_TOPIC_COVERAGE:
+        for h in retrieval.hits:
+            if h.paper_id not in ids and h.dense >= retriever.threshold() and h.score >= 0.5 * retrieval.hits[0].score:
+                ids.append(h.paper_id)
     ids = ids[:max_papers]
     if not ids:
         from .prompts import NO_ANSWER_PHRASE
@@ -323,7 +329,8 @@ def summarize(retriever: Retriever, area: str, settings: Settings | None = None,
                             0.0) for i in sorted(members)]
         label = _label([papers[f.paper_id].abstract for f in findings], exclude, weights) if k > 1 else query
         themes.append(Theme(label, findings))
-    lines = [f"{len(ids)} papers on {query}, in {len(themes)} theme{'s' if len(themes) != 1 else ''}:"]
+    lines = [f"{len(ids)} paper{'s' if len(ids) != 1 else ''} on {query}, "
+             f"in {len(themes)} theme{'s' if len(themes) != 1 else ''}:"]
     for t in themes:
         lines.append(f"\n**{t.label}**")
         for f in t.papers:

@@ -148,3 +148,14 @@ def test_an_llm_synthesis_citing_nothing_falls_back_to_the_quoted_overview(bundl
     assert "vibrant" not in data["answer"] and data["citations"]
     for c in data["citations"]:
         assert f"[{c['n']}]" in data["answer"]
+
+
+def test_an_absent_area_near_ones_the_corpus_has_gets_nothing_from_which_or_summarize(bundled_index_dir):
+    """Video and visual-QA papers are close to "question answering over hour-long videos" (cosine 0.46) but
+    none has its words; the same for mixture-of-experts models (papers on "experts" and "mixture models")."""
+    for criterion in ("papers on question answering over hour-long videos", "papers on mixture-of-experts models"):
+        res = runner.invoke(app, ["which", criterion, "--json", "--index-dir", str(bundled_index_dir)])
+        assert json.loads(res.stdout)["count"] == 0, criterion
+    res = runner.invoke(app, ["summarize", "mixture of experts", "--json", "--index-dir", str(bundled_index_dir)])
+    data = json.loads(res.stdout)
+    assert data["themes"] == [] and data["answer"] == "No paper in the corpus addresses this question."
