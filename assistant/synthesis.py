@@ -23,7 +23,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .answer import CONTRIBUTION_RE, SURVEY_TOPIC_COVERAGE, Citation, topic_coverage
+from .answer import CONTRIBUTION_RE, Citation, lacks_area
 from .config import Settings
 from .retrieve import Retriever, fuse
 
@@ -160,8 +160,8 @@ def which(retriever: Retriever, criterion: str, settings: Settings | None = None
     # the relevance gate, as search applies it: the best cosine among the top 3 fused papers; and the
     # criterion's words: an area no top paper covers is one the corpus lacks, however close the cosine
     # ("question answering over hour-long videos" listed 6 video and visual-QA papers)
-    if float(dense[order[:3]].max()) < retriever.threshold() or \
-            topic_coverage(retriever, query, [ids[i] for i in order[:3]]) < SURVEY_TOPIC_COVERAGE:
+    top3 = [ids[i] for i in order[:3]]
+    if float(dense[order[:3]].max()) < retriever.threshold() or lacks_area(retriever, query, top3):
         return WhichResult(criterion, [], mode)
     papers = retriever.index.all_papers()
     if mode == "llm":
@@ -302,7 +302,7 @@ def summarize(retriever: Retriever, area: str, settings: Settings | None = None,
     ids = [f.paper_id for f in found.papers]
     # an area no top paper covers in words is one the corpus lacks (see `which`): no nearby papers either
     nearby = [h.paper_id for h in retrieval.hits]
-    if ids or topic_coverage(retriever, strip_leadin(area), nearby) >= SURVEY_TOPIC_COVERAGE:
+    if ids or not lacks_area(retriever, strip_leadin(area), nearby):
         for h in retrieval.hits:
             if h.paper_id not in ids and h.dense >= retriever.threshold() and h.score >= 0.5 * retrieval.hits[0].score:
                 ids.append(h.paper_id)

@@ -159,3 +159,11 @@ def test_an_absent_area_near_ones_the_corpus_has_gets_nothing_from_which_or_summ
     res = runner.invoke(app, ["summarize", "mixture of experts", "--json", "--index-dir", str(bundled_index_dir)])
     data = json.loads(res.stdout)
     assert data["themes"] == [] and data["answer"] == "No paper in the corpus addresses this question."
+
+
+def test_a_long_criterion_spreading_its_words_over_facets_is_not_emptied_by_the_word_check(bundled_index_dir):
+    """No one paper holds most words of "curate, filter, synthesize or audit ...": the check is for short areas."""
+    res = runner.invoke(app, ["which", "papers that curate, filter, synthesize or audit the pretraining data of "
+                              "large language models", "--json", "--index-dir", str(bundled_index_dir)])
+    ids = {p["paper_id"] for p in json.loads(res.stdout)["papers"]}
+    assert len(ids) >= 3 and "002_20c6bded0bdf1017#8" in ids  # LongFilter curates long-context pretraining data
