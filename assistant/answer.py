@@ -241,9 +241,14 @@ def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     """Search for a question as asked; an area question the gate refuses gets its second look
     (:data:`SURVEY_TOPIC_GATE`): ``ask``, ``chat`` and ``search`` agree on what is answerable."""
     found = retriever.search(question, k=k)
-    if found.answerable or not is_survey(question):
+    if not is_survey(question):
         return found
     topic = survey_topic(question)
+    if found.answerable:
+        # past the gate, a short area no top paper holds in words is one the corpus lacks (as in `which`)
+        if topic != question and lacks_area(retriever, topic, [h.paper_id for h in found.hits]):
+            found.answerable = False
+        return found
     if topic == question:
         return found
     second = retriever.search(topic, k=k)

@@ -1,15 +1,16 @@
 """Area questions ("which papers study X?") at the relevance gate, with and without its second look.
 
-Questions: the 20 criteria of ``benchmarks/data/which_labels.jsonl`` (16 the bundled corpus covers, with
-the papers that meet each, labelled by reading all 95 abstracts; 4 it does not), each asked three ways:
+Questions: the 27 criteria of ``benchmarks/data/which_labels.jsonl`` (16 the bundled corpus covers, with
+the papers that meet each, labelled by reading all 95 abstracts; 11 it does not), each asked three ways:
 "Which papers on X?", "What work exists on X?", "Are there papers on X?". For each setting, over the
 bundled corpus: how many answerable questions are refused, how many unanswerable ones are answered,
 and of the papers an offline answer quotes, the share that meet the criterion (or are borderline) and the
 share of its labelled papers (up to 4) it quotes.
 
-Settings: the shipped rule (the gate on the question as asked, then, for a refused area question, its
-area alone with ``SURVEY_TOPIC_GATE`` and ``SURVEY_TOPIC_COVERAGE``); the gate alone; and the second look
-at other values, so a person can see where the defaults sit.
+Settings: the shipped rule (the gate on the question as asked; an area question it passes is still
+refused when no top-3 paper holds ``SURVEY_TOPIC_COVERAGE`` of its area's words, and one it refuses gets
+a second look at its area alone with ``SURVEY_TOPIC_GATE`` and the same word check); the gate alone (as
+before both); and other values of the two, so a person can see where the defaults sit.
 
     python benchmarks/survey_gate.py [--index-dir DIR] [--json OUT]
 """

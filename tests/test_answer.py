@@ -134,3 +134,13 @@ def test_an_area_question_the_framing_sinks_is_answered_from_its_area(retriever)
     # the area alone is as close to papers on video and multimodal QA, but none has its words
     assert retriever.search("question answering over hour-long videos").confidence > 0.42
     assert not answer_question(retriever, "Are there papers on question answering over hour-long videos?").answerable
+
+
+def test_an_area_question_on_a_topic_the_corpus_lacks_is_refused_though_near_papers_pass_the_gate(retriever):
+    """Papers on "experts" and "mixture models" clear the cosine gate for mixture-of-experts models; none
+    holds the area's words, so it is a refusal, not a list of loosely related papers."""
+    q = "What work exists on mixture-of-experts models?"
+    assert retriever.search(q).answerable  # the cosine gate alone
+    ans = answer_question(retriever, q)
+    assert not ans.answerable and ans.text == NO_ANSWER_PHRASE and ans.citations == []
+    assert answer_question(retriever, "What work exists on federated learning?").answerable
