@@ -52,8 +52,9 @@ def main() -> int:
     labels = [json.loads(line) for line in (HERE / "data" / "which_labels.jsonl").read_text().splitlines()]
     shipped = (answer_mod.SURVEY_TOPIC_GATE, answer_mod.SURVEY_TOPIC_COVERAGE)
     settings_to_try = [("shipped", shipped), ("gate alone", (float("inf"), 0.0))]
-    others = [(0.41, 0.65), (0.46, 0.65), (0.50, 0.65), (0.42, 0.0), (0.42, 0.5), (0.42, 0.6), (0.42, 0.7), (0.42, 0.75)]
-    settings_to_try += [(f"second look {g:.2f} / {c:.2f}", (g, c)) for g, c in others]
+    others = [(0.41, 0.65), (0.46, 0.65), (0.50, 0.65), (0.42, 0.0), (0.42, 0.5), (0.42, 0.6), (0.42, 0.7),
+              (0.42, 0.75)]
+    settings_to_try += [(f"second look {g:.2f}, words {c:.2f}", (g, c)) for g, c in others]
     rows = []
     for name, (gate, coverage) in settings_to_try:
         answer_mod.SURVEY_TOPIC_GATE, answer_mod.SURVEY_TOPIC_COVERAGE = gate, coverage
