@@ -399,6 +399,8 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     hits = retrieval.hits
     papers = retriever.index.all_papers()
     top = hits[0].score or 1e-9
+    if survey:  # "which papers study X?" asks for the list: every source close enough, as many as -k asks for
+        max_papers = max_sentences = max(max_papers, max_sentences, len(hits))
     # papers the question names ("compare LongFilter and DeepEyes", "what is DeepEyes about?")
     named = [] if every_paper else [h for h in hits[:max_papers] if retriever.names(question, h, in_abstract=True)]
     overview = bool(named) and named[0] is hits[0] and bool(OVERVIEW_RE.search(question))

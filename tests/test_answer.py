@@ -144,3 +144,11 @@ def test_an_area_question_on_a_topic_the_corpus_lacks_is_refused_though_near_pap
     ans = answer_question(retriever, q)
     assert not ans.answerable and ans.text == NO_ANSWER_PHRASE and ans.citations == []
     assert answer_question(retriever, "What work exists on federated learning?").answerable
+
+
+def test_an_area_answer_lists_as_many_papers_as_k_allows(retriever):
+    """"Which papers study X?" asks for the list: with -k 10, more than the 4 papers a one-paper answer uses."""
+    few = answer_question(retriever, "Which papers study reinforcement learning?", k=5)
+    many = answer_question(retriever, "Which papers study reinforcement learning?", k=10)
+    assert len(many.citations) > 4
+    assert {c.paper_id for c in few.citations} <= {c.paper_id for c in many.citations}
