@@ -74,9 +74,14 @@ def test_map_has_every_paper_in_themes_and_numbers_the_query_papers(fl_map):
 def test_unanswerable_query_highlights_nothing(bundled_index_dir, tmp_path):
     index_dir = tmp_path / "index"
     shutil.copytree(bundled_index_dir, index_dir)
-    cmap = build_map(_retriever(index_dir), "sourdough bread fermentation temperature")
+    retriever = _retriever(index_dir)
+    cmap = build_map(retriever, "sourdough bread fermentation temperature")
     assert cmap.answerable is False
     assert cmap.marked == []
+    # close enough in cosine (papers on "experts", "mixture models"), but no paper has the area's words
+    assert retriever.search("mixture of experts").answerable
+    cmap = build_map(retriever, "mixture of experts")
+    assert cmap.answerable is False and cmap.marked == []
 
 
 def test_layout_is_cached_per_index_version(mini_index):
