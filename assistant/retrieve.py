@@ -232,18 +232,24 @@ class Retriever:
     def names(self, query: str, hit: Hit, in_abstract: bool = False) -> bool:
         """Whether the query names the hit's paper: a word written like a name ("LongFilter", "CLASH": a
         capital after the first letter, or all capitals) that is in the paper's title and in at most
-        :data:`NAME_MAX_PAPERS` papers. "What GPU does LongFilter use?" is about LongFilter, though what
-        it asks is far from every abstract sentence (cosine 0.29, under the gate): the answer should
-        say what the abstract has, not that no paper addresses it. ``in_abstract``: the abstract's words
-        count too (which paper "compare CLASH and ChatInject" means, once past the gate)."""
+        :data:`NAME_MAX_PAPERS` papers, or a coined one (not all capitals) in its abstract and in no other
+        paper. "What GPU does
+        LongFilter use?" is about LongFilter, though what it asks is far from every abstract sentence
+        (cosine 0.29, under the gate): the answer should say what the abstract has, not that no paper
+        addresses it. ``in_abstract``: any word of the abstract counts as for the title (which paper
+        "compare CLASH and ChatInject" means, once past the gate)."""
         title_words = set(_WORD.findall(hit.title))
-        if in_abstract:
-            paper = self.index.all_papers().get(hit.paper_id)
-            title_words |= set(_WORD.findall(paper.abstract)) if paper else set()
+        paper = self.index.all_papers().get(hit.paper_id)
+        abstract_words = set(_WORD.findall(paper.abstract)) if paper else set()
         for word in _WORD.findall(query):
-            if word not in title_words or not (word.isupper() and len(word) >= 3 or any(c.isupper() for c in word[1:])):
+            if not (word.isupper() and len(word) >= 3 or any(c.isupper() for c in word[1:])):
                 continue
-            if any(0 < self.index.doc_freq(t) <= NAME_MAX_PAPERS for t in stem_terms(word)):
+            # in the abstract alone, only a coined name ("GeneBreaker") in no other paper: an acronym found in
+            # one abstract of a small corpus is as likely a field's word ("DNA" let 6 SciFact claims through)
+            coined = not word.isupper()
+            most = NAME_MAX_PAPERS if word in title_words or in_abstract and word in abstract_words else \
+                1 if coined and word in abstract_words else 0
+            if any(0 < self.index.doc_freq(t) <= most for t in stem_terms(word)):
                 return True
         return False
 

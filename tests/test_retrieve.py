@@ -88,9 +88,13 @@ def test_a_question_naming_a_paper_passes_the_gate_though_its_cosine_is_low(retr
     named = retriever.search("What GPU does LongFilter use?", k=5)
     assert named.hits[0].paper_id == "002_20c6bded0bdf1017#8"
     assert named.confidence < retriever.threshold() and named.answerable
-    # not on their own: a name no title has, a field's word in capitals (LLM: in most papers), a word
-    # not written as a name
+    # a coined name in one abstract only (the derived title names JailbreakDNABench, not GeneBreaker)
+    coined = retriever.search("Describe the three components of GeneBreaker", k=5)
+    assert coined.hits[0].paper_id == "002_20c6bded0bdf1017#11" and coined.answerable
+    # not on their own: a name no title has, a field's word in capitals (LLM: in most papers; DNA: in one
+    # abstract, but an acronym), a word not written as a name
     for question in ("What GPU does AlphaFold use?", "Which GPU does an LLM bakery use?",
-                     "What GPU does longfilter use at the bakery?"):
+                     "What GPU does longfilter use at the bakery?",
+                     "The repair of Cas9-induced double strand breaks in human DNA is error-prone."):
         result = retriever.search(question, k=5)
         assert result.confidence < retriever.threshold() and not result.answerable, question
