@@ -41,11 +41,12 @@ SURVEY_CONTRIBUTION = 0.5
 #: IDF-weighted share of the question's terms it adds.
 COSINE_SHARE = 0.6
 #: Details a question often asks of a paper that its abstract may not state ("what datasets did it
-#: use?", "which baselines ...", "how many GPUs ..."). Offline, when no cited abstract mentions the thing
+#: use?", "which baselines ...", "how many GPUs ...", "what are its limitations?"). Offline, when no cited abstract mentions the thing
 #: asked for, the answer says so under the quoted sentences instead of letting them pass for an answer.
 DETAIL_RE = re.compile(
-    r"\b(?:what|which|how many)\s+(?:\w+\s+)?(datasets?|benchmarks?|baselines?|metrics?|hyper-?parameters?|"
-    r"hardware|gpus?|languages?|optimi[sz]ers?|backbones?|architectures?|parameters?|licen[cs]es?)\b", re.I)
+    r"\b(?:what|which|how many)\s+(?:\w+\s+){0,3}?(datasets?|benchmarks?|baselines?|metrics?|hyper-?parameters?|"
+    r"hardware|gpus?|languages?|optimi[sz]ers?|backbones?|architectures?|parameters?|licen[cs]es?|limitations?|"
+    r"weakness(?:es)?|drawbacks?|shortcomings?)\b", re.I)
 #: A request for a paper's gist ("what is X about?", "tell me about X", "summarise the X paper", "explain
 #: X", "what does X propose?"). When the question also names the top hit's paper, the answer quotes that
 #: paper only and leads with what it contributes.

@@ -99,6 +99,8 @@ def test_a_detail_no_cited_abstract_states_is_said_to_be_missing(retriever):
     assert "The cited abstract does not mention GPU" in ans.text
     stated = answer_question(retriever, "Which benchmarks does LongFilter improve on?")
     assert "HELMET" in stated.text and "does not mention" not in stated.text
+    assert "The cited abstract does not mention limitations" in \
+        answer_question(retriever, "What are the limitations of DeepEyes?").text
 
 
 def test_a_question_about_a_named_paper_gets_its_gist_from_that_paper_only(retriever):
