@@ -161,20 +161,66 @@ def which(retriever: Retriever, criterion: str, settings: Settings | None = None
     # criterion's words: an area no top paper covers is one the corpus lacks, however close the cosine
     # ("question answering over hour-long videos" listed 6 video and visual-QA papers)
     top3 = [ids[i] for i in order[:3]]
-    if float(dense[order[:3]].max()) < retriever.threshold() or lacks_area(retriever, query, top3):
-        return WhichResult(criterion, [], mode)
     papers = retriever.index.all_papers()
+    # "papers that introduce a benchmark": a kind of paper, found by what its contribution sentence says
+    kind = contribution_matches(criterion, papers)
+    if not kind and (float(dense[order[:3]].max()) < retriever.threshold() or lacks_area(retriever, query, top3)):
+        return WhichResult(criterion, [], mode)
     if mode == "llm":
-        candidates = [ids[i] for i in order if ratio[i] >= WHICH_LLM_RATIO and dense[i] >= WHICH_LLM_MIN_COSINE]
+        candidates = [ids[i] for i in order if ids[i] in kind
+                      or ratio[i] >= WHICH_LLM_RATIO and dense[i] >= WHICH_LLM_MIN_COSINE]
         keep = set(_llm_judge(settings, criterion, [papers[p] for p in candidates[:WHICH_JUDGED]]))
         chosen = [i for i in order if ids[i] in keep]
     else:
-        chosen = [i for i in order if ratio[i] >= WHICH_RATIO and outlier[i] and dense[i] >= WHICH_MIN_COSINE]
+        chosen = [i for i in order if ids[i] in kind
+                  or ratio[i] >= WHICH_RATIO and outlier[i] and dense[i] >= WHICH_MIN_COSINE]
     findings = [Finding(ids[i], papers[ids[i]].title,
-                        best_sentence(retriever, query, qvec, papers[ids[i]]) if n < WHICH_EMBEDDED_EVIDENCE
-                        else _sharing_sentence(query, papers[ids[i]]), float(fused[i]))
+                        kind.get(ids[i]) or (best_sentence(retriever, query, qvec, papers[ids[i]])
+                                             if n < WHICH_EMBEDDED_EVIDENCE
+                                             else _sharing_sentence(query, papers[ids[i]])), float(fused[i]))
                 for n, i in enumerate(chosen)]
     return WhichResult(criterion, findings, mode)
+
+
+#: "papers that introduce / propose / release X": a kind of paper rather than a topic. Such a paper says
+#: so in a sentence like "we introduce CLASH, a ... dataset of 345 dilemmas", which no similarity to
+#: "papers that introduce a new benchmark or dataset" finds (it listed 4 of 21).
+_KIND_RE = re.compile(r"^\s*(?:(?:which|what|list|find|show(?:\s+me)?)\s+)?(?:papers?|works?|studies)\s+"
+                      r"(?:that|which)\s+(?:introduce|propose|present|release|contribute|construct|build|curate|"
+                      r"create|collect)s?\s+(.+?)[\s?.!]*$", re.I)
+_INTRO_RE = re.compile(r"\b(?:we|this paper|this work|our work)\b[^.]{0,60}?\b(?:introduce|propose|present|release|"
+                       r"construct|build|curate|create|develop|collect|compile|contribute)[sd]?\b", re.I)
+#: Words of "a new, large-scale benchmark" that say nothing about what the thing is.
+_OBJECT_FILLER = {"a", "an", "the", "new", "novel", "first", "large", "scale", "large-scale", "comprehensive",
+                  "high", "quality", "high-quality", "public", "publicly", "open", "of", "for", "to", "in", "on"}
+
+
+def _words(text: str) -> set[str]:
+    """Lower-case words, a plural "s" dropped: light enough that "optimizer" does not match "optimization"
+    (as their shared stem would), close enough that "datasets" matches "dataset"."""
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+            for w in re.findall(r"[a-z0-9][a-z0-9-]*", text.lower())}
+
+
+def contribution_matches(criterion: str, papers: dict) -> dict[str, str]:
+    """For a "papers that introduce X" criterion, each paper whose contribution sentence ("we introduce
+    ...") holds every word of X (or of one of its "or" alternatives), with that sentence; {} otherwise."""
+    from .answer import split_sentences
+
+    m = _KIND_RE.match(criterion)
+    if not m:
+        return {}
+    alternatives = [_words(alt) - _OBJECT_FILLER for alt in re.split(r",|\bor\b|/", m.group(1))]
+    alternatives = [alt for alt in alternatives if alt]
+    if not alternatives:
+        return {}
+    found: dict[str, str] = {}
+    for pid, paper in papers.items():
+        for sentence in split_sentences(paper.abstract):
+            if _INTRO_RE.search(sentence) and any(alt <= _words(sentence) for alt in alternatives):
+                found[pid] = sentence
+                break
+    return found
 
 
 def _sharing_sentence(query: str, paper) -> str:

@@ -167,3 +167,20 @@ def test_a_long_criterion_spreading_its_words_over_facets_is_not_emptied_by_the_
                               "large language models", "--json", "--index-dir", str(bundled_index_dir)])
     ids = {p["paper_id"] for p in json.loads(res.stdout)["papers"]}
     assert len(ids) >= 3 and "002_20c6bded0bdf1017#8" in ids  # LongFilter curates long-context pretraining data
+
+
+def test_papers_that_introduce_a_benchmark_are_found_by_their_contribution_sentence(bundled_index_dir):
+    """A kind of paper, not a topic: "we introduce CLASH, a ... dataset", however far from the criterion."""
+    labels = {l["criterion"]: l for l in map(json.loads, (DATA / "which_labels.jsonl").read_text().splitlines())}
+    item = labels["papers that introduce a new benchmark or dataset"]
+    res = runner.invoke(app, ["which", item["criterion"], "--json", "--index-dir", str(bundled_index_dir)])
+    data = json.loads(res.stdout)
+    ids = {p["paper_id"] for p in data["papers"]}
+    assert len(ids & set(item["papers"])) >= 15  # of 21; by similarity alone, 4
+    assert len(ids - set(item["papers"]) - set(item["borderline"])) <= 3
+    clash = next(p for p in data["papers"] if p["paper_id"] == "004_b9c85a56bb10ecbe#8")
+    assert "we introduce CLASH" in clash["evidence"]
+    # a kind of paper whose words no contribution sentence holds: nothing
+    res = runner.invoke(app, ["which", "papers that introduce a music dataset", "--json",
+                              "--index-dir", str(bundled_index_dir)])
+    assert json.loads(res.stdout)["count"] == 0
