@@ -185,9 +185,9 @@ def which(retriever: Retriever, criterion: str, settings: Settings | None = None
 #: "papers that introduce / propose / release X": a kind of paper rather than a topic. Such a paper says
 #: so in a sentence like "we introduce CLASH, a ... dataset of 345 dilemmas", which no similarity to
 #: "papers that introduce a new benchmark or dataset" finds (it listed 4 of 21).
-_KIND_RE = re.compile(r"^\s*(?:(?:which|what|list|find|show(?:\s+me)?)\s+)?(?:papers?|works?|studies)\s+"
-                      r"(?:that|which)\s+(?:introduce|propose|present|release|contribute|construct|build|curate|"
-                      r"create|collect)s?\s+(.+?)[\s?.!]*$", re.I)
+_KIND_RE = re.compile(r"^\s*(?:(?:which|what|list|find|show(?:\s+me)?|are\s+there(?:\s+any)?)\s+)?"
+                      r"(?:papers?|works?|studies)\s+(?:(?:that|which)\s+)?(?:introduce|propose|present|release|"
+                      r"contribute|construct|build|curate|create|collect)s?\s+(.+?)[\s?.!]*$", re.I)
 _INTRO_RE = re.compile(r"\b(?:we|this paper|this work|our work)\b[^.]{0,60}?\b(?:introduce|propose|present|release|"
                        r"construct|build|curate|create|develop|collect|compile|contribute)[sd]?\b", re.I)
 #: Words of "a new, large-scale benchmark" that say nothing about what the thing is.

@@ -154,3 +154,10 @@ def test_an_area_answer_lists_as_many_papers_as_k_allows(retriever):
     many = answer_question(retriever, "Which papers study reinforcement learning?", k=10)
     assert len(many.citations) > 4
     assert {c.paper_id for c in few.citations} <= {c.paper_id for c in many.citations}
+
+
+def test_which_papers_introduce_a_benchmark_quotes_the_sentences_that_say_so(retriever):
+    ans = answer_question(retriever, "Which papers introduce a new benchmark?")
+    assert len(ans.citations) == 5  # -k 5: all five are papers introducing one
+    for c in ans.citations:
+        assert "benchmark" in c.snippet.lower() and re.search(r"\b(?:introduce|propose|present)", c.snippet)
