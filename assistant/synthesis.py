@@ -216,6 +216,9 @@ def contribution_matches(criterion: str, papers: dict) -> dict[str, str]:
         return {}
     found: dict[str, str] = {}
     for pid, paper in papers.items():
+        text = paper.abstract.lower()
+        if not any(all(w in text for w in alt) for alt in alternatives):  # a cheap pass first: 20k papers
+            continue
         for sentence in split_sentences(paper.abstract):
             if _INTRO_RE.search(sentence) and any(alt <= _words(sentence) for alt in alternatives):
                 found[pid] = sentence
