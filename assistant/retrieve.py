@@ -233,11 +233,10 @@ class Retriever:
         """Whether the query names the hit's paper: a word written like a name ("LongFilter", "CLASH": a
         capital after the first letter, or all capitals) that is in the paper's title and in at most
         :data:`NAME_MAX_PAPERS` papers, or a coined one (not all capitals) in its abstract and in no other
-        paper. "What GPU does
-        LongFilter use?" is about LongFilter, though what it asks is far from every abstract sentence
-        (cosine 0.29, under the gate): the answer should say what the abstract has, not that no paper
-        addresses it. ``in_abstract``: any word of the abstract counts as for the title (which paper
-        "compare CLASH and ChatInject" means, once past the gate)."""
+        paper. "What GPU does LongFilter use?" is about LongFilter, though what it asks is far from every
+        abstract sentence (cosine 0.29, under the gate): the answer should say what the abstract has, not
+        that no paper addresses it. ``in_abstract``: any word of the abstract counts as for the title
+        (which paper "compare CLASH and ChatInject" means, once past the gate)."""
         title_words = set(_WORD.findall(hit.title))
         paper = self.index.all_papers().get(hit.paper_id)
         abstract_words = set(_WORD.findall(paper.abstract)) if paper else set()
