@@ -27,11 +27,14 @@ LENGTH_MARK = "[answer cut at {n} tokens: raise ASSISTANT_MAX_TOKENS for longer 
 CONTRIBUTION_RE = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+){0,2}?(?:propose|introduce|present|develop|"
                              r"show|demonstrate|find|study|investigate|analy[sz]e|establish|derive|prove)", re.I)
 #: Questions about an area rather than one paper: "what work exists on X?", "which papers study X?",
-#: "are there papers on X?", "summarise work on X". (A singular "which paper ..." is a lookup.)
+#: "are there papers on X?", "papers on X", "summarise work on X". (A singular "which paper ..." or
+#: "is there a paper ..." is a lookup: taken as an area question, "is there a paper on protein structure
+#: prediction with language models?" passed the area's second look on generic words.)
 SURVEY_RE = re.compile(
     r"^\s*(?:(?:which|what)\s+(?:\w+\s+){0,3}?(?:papers|works|studies|articles|approaches|methods)\b"
     r"|what\s+(?:(?:\w+\s+){0,2}?(?:work|research|literature))\s+(?:exists?|is there|has been done)"
     r"|(?:are|is) there\s+(?:any\s+)?(?:papers|works?|studies|research)\b"
+    r"|(?:any\s+)?(?:papers|works?|studies|research)\s+(?:on|about|in|using|regarding|into)\b"
     r"|(?:list|find|show(?: me)?)\s+(?:\w+\s+){0,2}?(?:papers|works|studies)\b"
     r"|(?:summari[sz]e|overview of|survey)\b)", re.I)
 #: Added to a contribution sentence's score in an offline survey answer (scores are ~0.2-0.9): enough that

@@ -146,6 +146,9 @@ def test_an_area_question_on_a_topic_the_corpus_lacks_is_refused_though_near_pap
     ans = answer_question(retriever, q)
     assert not ans.answerable and ans.text == NO_ANSWER_PHRASE and ans.citations == []
     assert answer_question(retriever, "What work exists on federated learning?").answerable
+    # the bare form of an area question is one too
+    assert not answer_question(retriever, "any work on mixture-of-experts models?").answerable
+    assert answer_question(retriever, "papers on watermarking").citations[0].paper_id == "003_22ceaf1a0eb8de0c#12"
 
 
 def test_an_area_answer_lists_as_many_papers_as_k_allows(retriever):
