@@ -237,12 +237,14 @@ class Retriever:
         abstract sentence (cosine 0.29, under the gate): the answer should say what the abstract has, not
         that no paper addresses it. ``in_abstract``: any word of the abstract counts as for the title
         (which paper "compare CLASH and ChatInject" means, once past the gate)."""
+        candidates = [w for w in _WORD.findall(query)
+                      if w.isupper() and len(w) >= 3 or any(c.isupper() for c in w[1:])]
+        if not candidates:
+            return False
         title_words = set(_WORD.findall(hit.title))
         paper = self.index.all_papers().get(hit.paper_id)
         abstract_words = set(_WORD.findall(paper.abstract)) if paper else set()
-        for word in _WORD.findall(query):
-            if not (word.isupper() and len(word) >= 3 or any(c.isupper() for c in word[1:])):
-                continue
+        for word in candidates:
             # in the abstract alone, only a coined name ("GeneBreaker") in no other paper: an acronym found in
             # one abstract of a small corpus is as likely a field's word ("DNA" let 6 SciFact claims through)
             coined = not word.isupper()

@@ -158,17 +158,21 @@ def test_timeouts_are_retried_then_reported(retriever, mocked_openai_chat):
     assert mocked_openai_chat.call_count == 3
 
 
-def test_non_streaming_condense_request_for_followups(bundled_index_dir, mocked_openai_chat):
-    """With an LLM, a follow-up is rewritten by the condense prompt before retrieval."""
+def _conversation_with_condense(index_dir, mocked_openai_chat, first: str, rewrite: str, second: str):
+    """A conversation whose LLM answers ``first``, condenses the follow-up to ``rewrite``, answers ``second``."""
     from assistant.chat import Conversation
 
-    settings = Settings.from_env(index_dir=bundled_index_dir)
-    conv = Conversation(Retriever(Index(settings), settings), settings)
-    mocked_openai_chat.side_effect = [
-        sse_response("SWD restores plasticity [1]."),
-        httpx.Response(200, json=completion_json("What lightweight remedy does Sample Weight Decay propose?")),
-        sse_response("It decays sample weights [1]."),
-    ]
+    settings = Settings.from_env(index_dir=index_dir)
+    mocked_openai_chat.side_effect = [sse_response(first), httpx.Response(200, json=completion_json(rewrite)),
+                                      sse_response(second)]
+    return Conversation(Retriever(Index(settings), settings), settings)
+
+
+def test_non_streaming_condense_request_for_followups(bundled_index_dir, mocked_openai_chat):
+    """With an LLM, a follow-up is rewritten by the condense prompt before retrieval."""
+    conv = _conversation_with_condense(bundled_index_dir, mocked_openai_chat, "SWD restores plasticity [1].",
+                                       "What lightweight remedy does Sample Weight Decay propose?",
+                                       "It decays sample weights [1].")
     first = conv.ask("Is there a theoretical analysis of plasticity loss in deep reinforcement learning?")
     ans = conv.ask("What remedy does it propose?")
     condense = json.loads(mocked_openai_chat.calls[1].request.content)
@@ -183,15 +187,9 @@ def test_non_streaming_condense_request_for_followups(bundled_index_dir, mocked_
 def test_a_condense_that_leaves_the_reference_unresolved_falls_back_to_the_offline_combination(
         bundled_index_dir, mocked_openai_chat):
     """A small local model may hand "it" back unresolved: retrieve with the previous question and paper."""
-    from assistant.chat import Conversation
-
-    settings = Settings.from_env(index_dir=bundled_index_dir)
-    conv = Conversation(Retriever(Index(settings), settings), settings)
-    mocked_openai_chat.side_effect = [
-        sse_response("LongFilter curates long-context data [1]."),
-        httpx.Response(200, json=completion_json("How much does it improve results?")),
-        sse_response("It improves HELMET [1]."),
-    ]
+    conv = _conversation_with_condense(bundled_index_dir, mocked_openai_chat,
+                                       "LongFilter curates long-context data [1].",
+                                       "How much does it improve results?", "It improves HELMET [1].")
     conv.ask("What is LongFilter about?")
     ans = conv.ask("how much does it improve results?")
     assert "LongFilter" in ans.retrieval_query and ans.sources[0].paper_id == "002_20c6bded0bdf1017#8"

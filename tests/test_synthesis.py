@@ -119,31 +119,30 @@ def test_which_with_an_llm_judges_prefiltered_candidates(bundled_index_dir, mock
     assert 4 <= sent < 40
 
 
-def test_summarize_with_an_llm_validates_synthesis_citations(bundled_index_dir, mocked_openai_chat):
+def _summarize_with_llm_reply(index_dir, mocked_openai_chat, reply: str) -> dict:
+    """`summarize "federated learning" --json` with the LLM answering ``reply``."""
     import httpx
 
     from .conftest import completion_json
 
-    mocked_openai_chat.return_value = httpx.Response(200, json=completion_json(
-        "Privacy-preserving FL is studied [1][2], heterogeneity too [3], and [42] is made up."))
-    res = runner.invoke(app, ["summarize", "federated learning", "--json", "--index-dir", str(bundled_index_dir)])
+    mocked_openai_chat.return_value = httpx.Response(200, json=completion_json(reply))
+    res = runner.invoke(app, ["summarize", "federated learning", "--json", "--index-dir", str(index_dir)])
     assert res.exit_code == 0, res.output
-    data = json.loads(res.stdout)
+    return json.loads(res.stdout)
+
+
+def test_summarize_with_an_llm_validates_synthesis_citations(bundled_index_dir, mocked_openai_chat):
+    data = _summarize_with_llm_reply(
+        bundled_index_dir, mocked_openai_chat,
+        "Privacy-preserving FL is studied [1][2], heterogeneity too [3], and [42] is made up.")
     assert data["mode"] == "llm" and "[42?]" in data["answer"]
     assert sorted(c["n"] for c in data["citations"]) == [1, 2, 3]
     assert data["themes"]  # themes stay extractive evidence
 
 
 def test_an_llm_synthesis_citing_nothing_falls_back_to_the_quoted_overview(bundled_index_dir, mocked_openai_chat):
-    import httpx
-
-    from .conftest import completion_json
-
-    mocked_openai_chat.return_value = httpx.Response(200, json=completion_json(
-        "Federated learning is a vibrant field with many advances."))
-    res = runner.invoke(app, ["summarize", "federated learning", "--json", "--index-dir", str(bundled_index_dir)])
-    assert res.exit_code == 0, res.output
-    data = json.loads(res.stdout)
+    data = _summarize_with_llm_reply(bundled_index_dir, mocked_openai_chat,
+                                     "Federated learning is a vibrant field with many advances.")
     assert data["mode"] == "extractive" and "cited none" in data["note"]
     assert "vibrant" not in data["answer"] and data["citations"]
     for c in data["citations"]:
