@@ -35,7 +35,12 @@ SURVEY_RE = re.compile(
     r"|what\s+(?:(?:\w+\s+){0,2}?(?:work|research|literature))\s+(?:exists?|is there|has been done)"
     r"|(?:are|is) there\s+(?:any\s+)?(?:papers|works?|studies|research)\b"
     r"|(?:any\s+)?(?:papers|works?|studies|research)\s+(?:on|about|in|using|regarding|into)\b"
-    r"|(?:list|find|show(?: me)?)\s+(?:\w+\s+){0,2}?(?:papers|works|studies)\b"
+    r"|(?:list|find|show(?: me)?|give me|(?:i\s*(?:'m|am)\s+)?looking for|can you (?:find|list|show(?: me)?))\s+"
+    r"(?:\w+\s+){0,2}?(?:papers|works?|studies|research|literature)\b"
+    r"|(?:do|does|did)\s+(?:any|some)\s+(?:papers?|works?|studies|research)\b"
+    r"|has\s+any(?:one|body)\s+(?:\w+\s+)?(?:studied|worked|looked|written|done|explored|tackled|addressed)\b"
+    r"|what\s+has\s+been\s+(?:done|written|published|proposed)\b"
+    r"|what\s+(?:research|work|literature)\s+(?:address|tackle|stud|explor|investigat|cover|deal)"
     r"|(?:summari[sz]e|overview of|survey)\b)", re.I)
 #: Added to a contribution sentence's score in an offline survey answer (scores are ~0.2-0.9): enough that
 #: "we propose X" wins over the background sentence that restates the topic (which matches it best).
@@ -72,12 +77,17 @@ def is_survey(question: str) -> bool:
 #: The framing of an area question ("which papers study", "what work exists on", "are there papers
 #: about"): what is left is the area.
 _SURVEY_FRAME = re.compile(
-    r"^\s*(?:(?:which|what|are\s+there|is\s+there|list|find|show(?:\s+me)?|summari[sz]e|give\s+me)\s+)?"
+    r"^\s*(?:has\s+any(?:one|body)\s+(?:\w+\s+)?|what\s+has\s+been\s+)"
+    r"(?:studied|worked|looked|written|done|explored|tackled|addressed|published|proposed)\s+"
+    r"(?:(?:on|about|in|into|at|for|regarding)\s+)?"
+    r"|^\s*(?:(?:which|what|are\s+there|is\s+there|list|find|show(?:\s+me)?|summari[sz]e|give\s+me|"
+    r"(?:i\s*(?:'m|am)\s+)?looking\s+for|can\s+you\s+(?:find|list|show(?:\s+me)?))\s+)?"
     r"(?:(?:any|all|the|some|recent|existing|other)\s+)?(?:\w+\s+){0,2}?"
     r"(?:papers?|works?|studies|articles?|research|literature|approaches|methods)\s+"
-    r"(?:(?:exists?|is\s+there|has\s+been\s+done)\s+)?(?:(?:that|which)\s+)?"
+    r"(?:(?:exists?|is\s+there|has\s+been\s+done|(?:have|has)\s+been\s+(?:proposed|developed|published)"
+    r")\s+)?(?:(?:that|which)\s+)?"
     r"(?:(?:study|studies|work|works|focus(?:es)?\s+on|deal(?:s)?\s+with|address(?:es)?|tackle[s]?|investigate[s]?|"
-    r"explore[s]?|use[s]?|propose[s]?|introduce[s]?|explain[s]?|are|is|exist|exists)\s+)?"
+    r"explore[s]?|cover[s]?|examine[s]?|use[s]?|propose[s]?|introduce[s]?|explain[s]?|are|is|exist|exists)\s+)?"
     r"(?:(?:on|about|in|with|using|into|regarding|for|of)\s+)?", re.I)
 #: An area question the gate refuses gets a second look at its area alone ("Are there papers about time
 #: series forecasting?": the framing pulls every cosine down, 0.35 -> 0.47 for the one paper on it). It is
@@ -100,10 +110,30 @@ def survey_topic(question: str) -> str:
     return topic if len(topic) >= 3 else question
 
 
+#: Where a long area's head ends and what qualifies it begins: an elaboration (":", "(", "i.e.", "such
+#: as"), a relative or participle clause (", where ...", "that ...", ", comparing ...") or a means
+#: ("with / using / via / from ..."). "Question answering over hour-long videos | with multimodal models":
+#: the qualifier's words are everywhere in the corpus, the head's are not.
+_AREA_HEAD_END = re.compile(
+    r"\s*(?:[:;(]|,?\s+(?:i\.\s?e\.|e\.\s?g\.)|,\s+(?:such\s+as|where|which|who|whose|\w+ing)\b"
+    r"|\s+(?:that|which|where|with|using|via|from)\b)", re.I)
+
+
+def area_focus(topic: str) -> str | None:
+    """The words of an area the corpus must hold for the area to count as covered: the area itself when it
+    is short (<= :data:`COVERAGE_MAX_TERMS` terms), else its head ("question answering over hour-long
+    videos" of "... with multimodal models") when that is short; ``None`` for a long area with no short
+    head, whose words spread over facets ("filtering or curating it, synthesizing more of it, ...")."""
+    if len(_terms(topic)) <= COVERAGE_MAX_TERMS:
+        return topic
+    head = _AREA_HEAD_END.split(topic, maxsplit=1)[0].strip(" ,")
+    return head if 0 < len(_terms(head)) <= COVERAGE_MAX_TERMS else None
+
+
 def lacks_area(retriever: Retriever, topic: str, paper_ids: list[str]) -> bool:
-    """``which``/``summarize``: a short area none of its top 3 papers holds in words is one the corpus lacks."""
-    return len(_terms(topic)) <= COVERAGE_MAX_TERMS and \
-        topic_coverage(retriever, topic, paper_ids) < SURVEY_TOPIC_COVERAGE
+    """An area none of its top 3 papers holds in words (its :func:`area_focus`) is one the corpus lacks."""
+    focus = area_focus(topic)
+    return focus is not None and topic_coverage(retriever, focus, paper_ids) < SURVEY_TOPIC_COVERAGE
 
 
 def topic_coverage(retriever: Retriever, topic: str, paper_ids: list[str]) -> float:
@@ -259,7 +289,8 @@ def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     second = retriever.search(topic, k=k)
     # never looser than a gate the user raised (ASSISTANT_MIN_RELEVANCE)
     if second.confidence >= max(SURVEY_TOPIC_GATE, retriever.threshold()) and \
-            topic_coverage(retriever, topic, [h.paper_id for h in second.hits]) >= SURVEY_TOPIC_COVERAGE:
+            topic_coverage(retriever, area_focus(topic) or topic, [h.paper_id for h in second.hits]) \
+            >= SURVEY_TOPIC_COVERAGE:
         second.answerable = True
         return second
     return found

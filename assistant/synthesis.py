@@ -23,7 +23,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .answer import CONTRIBUTION_RE, Citation, lacks_area
+from .answer import CONTRIBUTION_RE, Citation, lacks_area, survey_topic
 from .config import Settings
 from .retrieve import Retriever, fuse
 
@@ -84,6 +84,13 @@ class Summary:
 def strip_leadin(text: str) -> str:
     stripped = _LEADIN.sub("", text).strip(" ?.")
     return stripped or text
+
+
+def _area(text: str) -> str:
+    """The area alone, for the word check: "papers that tackle X with Y" -> "X with Y" (its framing verb
+    would count as one of the area's words)."""
+    topic = survey_topic(text)
+    return topic if topic != text else strip_leadin(text)
 
 
 def _paper_scores(retriever: Retriever, qvec: np.ndarray) -> tuple[list[str], np.ndarray]:
@@ -164,7 +171,7 @@ def which(retriever: Retriever, criterion: str, settings: Settings | None = None
     papers = retriever.index.all_papers()
     # "papers that introduce a benchmark": a kind of paper, found by what its contribution sentence says
     kind = contribution_matches(criterion, papers)
-    if not kind and (float(dense[order[:3]].max()) < retriever.threshold() or lacks_area(retriever, query, top3)):
+    if not kind and (float(dense[order[:3]].max()) < retriever.threshold() or lacks_area(retriever, _area(criterion), top3)):
         return WhichResult(criterion, [], mode)
     if mode == "llm":
         candidates = [ids[i] for i in order if ids[i] in kind
@@ -351,7 +358,7 @@ def summarize(retriever: Retriever, area: str, settings: Settings | None = None,
     ids = [f.paper_id for f in found.papers]
     # an area no top paper covers in words is one the corpus lacks (see `which`): no nearby papers either
     nearby = [h.paper_id for h in retrieval.hits]
-    if ids or not lacks_area(retriever, strip_leadin(area), nearby):
+    if ids or not lacks_area(retriever, _area(area), nearby):
         for h in retrieval.hits:
             if h.paper_id not in ids and h.dense >= retriever.threshold() and h.score >= 0.5 * retrieval.hits[0].score:
                 ids.append(h.paper_id)

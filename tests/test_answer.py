@@ -2,8 +2,8 @@ import re
 
 import pytest
 
-from assistant.answer import (CONTRIBUTION_RE, answer_question, format_sources, is_survey, parse_citations,
-                              split_sentences)
+from assistant.answer import (CONTRIBUTION_RE, answer_question, area_focus, format_sources, is_survey,
+                              parse_citations, split_sentences, survey_topic)
 from assistant.config import Settings
 from assistant.index import Index
 from assistant.prompts import NO_ANSWER_PHRASE
@@ -38,12 +38,29 @@ def test_extractive_answer_quotes_verbatim_sentences_each_cited(retriever):
     ("what are the main approaches to continual learning?", True),
     ("Are there papers on graph neural networks?", True),
     ("Summarise work on diffusion models", True),
+    ("Do any papers address speculative decoding?", True),
+    ("Has anyone studied catastrophic forgetting?", True),
+    ("I am looking for papers on knowledge distillation", True),
+    ("What has been done on dataset distillation?", True),
+    ("Can you find work on jailbreaks?", True),
+    ("Does the DeepEyes paper use reinforcement learning?", False),
     ("Which paper argues that curating pretraining data is a safeguard?", False),
     ("Which data-centric metric for LLM unlearning exploits watermarking?", False),
     ("How many text-figure pairs does FigureBench contain?", False),
 ])
 def test_survey_questions_are_told_from_questions_about_one_paper(question, survey):
     assert is_survey(question) is survey
+
+
+@pytest.mark.parametrize("question", [
+    "Which papers study speculative decoding?", "Do any papers address speculative decoding?",
+    "Has anyone worked on speculative decoding?", "I'm looking for papers on speculative decoding",
+    "What has been done on speculative decoding?", "What methods have been proposed for speculative decoding?",
+    "What research addresses speculative decoding?", "Any papers about speculative decoding?",
+])
+def test_the_area_of_an_area_question_is_what_follows_its_framing(question):
+    """The word check reads the area's words: framing words left in would dilute them."""
+    assert survey_topic(question) == "speculative decoding"
 
 
 def test_survey_answer_says_what_each_paper_contributes(retriever):
@@ -149,6 +166,34 @@ def test_an_area_question_on_a_topic_the_corpus_lacks_is_refused_though_near_pap
     # the bare form of an area question is one too
     assert not answer_question(retriever, "any work on mixture-of-experts models?").answerable
     assert answer_question(retriever, "papers on watermarking").citations[0].paper_id == "003_22ceaf1a0eb8de0c#12"
+
+
+def test_a_long_area_question_needs_the_words_of_its_head():
+    """A long area question spreads its words over what qualifies the area ("with multimodal models"),
+    and those are everywhere; the head before the qualifier is what the corpus must hold."""
+    assert area_focus("question answering over hour-long videos with multimodal models") == \
+        "question answering over hour-long videos"
+    assert area_focus("speculative decoding, i.e., drafting tokens with a small model and verifying them") == \
+        "speculative decoding"
+    assert area_focus("federated learning, where clients train a shared model without sharing their data") == \
+        "federated learning"
+    assert area_focus("LLM pretraining data: filtering or curating it, or synthesizing more of it") == \
+        "LLM pretraining data"
+    assert area_focus("time series forecasting") == "time series forecasting"  # short: all of it
+    # long with no short head: its words spread over facets, and nothing is checked
+    assert area_focus("graph neural networks or other learning methods for graph-structured data") is None
+
+
+def test_a_long_area_question_on_a_topic_the_corpus_lacks_is_refused(retriever):
+    q = "Which papers study mixture-of-experts models with learned routers that send tokens to different experts?"
+    assert retriever.search(q).answerable  # the cosine gate alone lets it through
+    assert not answer_question(retriever, q).answerable
+    assert not answer_question(retriever, "Which papers tackle speculative decoding, i.e., drafting tokens with "
+                                          "a small model and verifying them with a large one?").answerable
+    ans = answer_question(retriever, "Which papers study federated learning, where clients train a shared model "
+                                     "without sharing their data?")
+    assert ans.answerable and ans.citations[0].paper_id in {
+        "000_c647aebf503422f2#1", "001_920fbba894271a85#10", "002_20c6bded0bdf1017#1", "004_b9c85a56bb10ecbe#5"}
 
 
 def test_an_area_answer_lists_as_many_papers_as_k_allows(retriever):
