@@ -237,13 +237,20 @@ class Retriever:
         abstract sentence (cosine 0.29, under the gate): the answer should say what the abstract has, not
         that no paper addresses it. ``in_abstract``: any word of the abstract counts as for the title
         (which paper "compare CLASH and ChatInject" means, once past the gate)."""
-        candidates = [w for w in _WORD.findall(query)
-                      if w.isupper() and len(w) >= 3 or any(c.isupper() for c in w[1:])]
-        if not candidates:
+        words = _WORD.findall(query)
+        candidates = [w for w in words if _name_like(w)]
+        # typed in lower case ("what gpu does longfilter use?"): a word the paper spells in mixed case. Not
+        # an acronym ("clash" is a word, "CLASH" a dataset), and only all-lower-case words: "Aspirin
+        # inhibits ..." (a SciFact claim) wrote a word, not "ASPIRin" (an arxiv-ml title)
+        lower = {w for w in words if w.islower() and len(w) >= 4}
+        if not candidates and not lower:
             return False
         title_words = set(_WORD.findall(hit.title))
         paper = self.index.all_papers().get(hit.paper_id)
         abstract_words = set(_WORD.findall(paper.abstract)) if paper else set()
+        if lower:
+            spelled = {w.lower(): w for w in title_words | abstract_words if _name_like(w) and not w.isupper()}
+            candidates += [spelled[w] for w in lower if w in spelled]
         for word in candidates:
             # in the abstract alone, only a coined name ("GeneBreaker") in no other paper: an acronym found in
             # one abstract of a small corpus is as likely a field's word ("DNA" let 6 SciFact claims through)
@@ -261,6 +268,11 @@ class Retriever:
 #: A name (see :meth:`Retriever.names`) in more papers than this is a field's term ("LoRA", "CLIP"), not one paper's.
 NAME_MAX_PAPERS = 3
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+
+
+def _name_like(word: str) -> bool:
+    """Written like a name: a capital after the first letter ("LongFilter") or all capitals ("CLASH")."""
+    return word.isupper() and len(word) >= 3 or any(c.isupper() for c in word[1:])
 
 #: Gate threshold on the best-chunk cosine, calibrated by benchmarks/gate.py (ASSISTANT_MIN_RELEVANCE overrides).
 DEFAULT_GATE = 0.41

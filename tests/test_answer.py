@@ -138,6 +138,8 @@ def test_a_question_about_a_named_paper_gets_its_gist_from_that_paper_only(retri
 def test_a_question_naming_two_papers_quotes_both(retriever):
     ans = answer_question(retriever, "Compare LongFilter and DeepEyes")
     assert {c.paper_id for c in ans.citations} == {"002_20c6bded0bdf1017#8", "000_c647aebf503422f2#14"}
+    typed = answer_question(retriever, "compare longfilter and deepeyes")  # as typed in a terminal
+    assert {c.paper_id for c in typed.citations} == {"002_20c6bded0bdf1017#8", "000_c647aebf503422f2#14"}
     # a name the derived title lacks ("Navigating dilemmas ...") is found in the abstract
     ans = answer_question(retriever, "What is the difference between CLASH and ChatInject?")
     assert {c.paper_id for c in ans.citations} == {"004_b9c85a56bb10ecbe#8", "004_b9c85a56bb10ecbe#19"}
