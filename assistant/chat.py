@@ -4,7 +4,8 @@ A follow-up ("how much does it reduce forgetting?") is retrieved with the conver
 with an LLM, the condense prompt rewrites it as a standalone question; without one, it is
 combined with the previous question and the title of the previous answer's top paper.
 A follow-up that names sources of the previous answer ("[2]", "paper 3", "the second one", "the first
-and third papers", "the last one") is answered from those papers only, in either mode.
+and third papers", "the last one") is answered from those papers only, in either mode; one that chooses
+among them ("which of them handles fairness?") from the papers it cited, ranked by what it asks.
 The same :meth:`Conversation.ask` serves ``chat`` and ``eval``.
 """
 
@@ -47,6 +48,13 @@ _ORDINAL = re.compile(
     r"report|reports|show|shows|find|finds|mean|means|handle|handles|achieve|achieves|address|addresses|"
     r"measure|measures|evaluate|evaluates|need|needs|work|works|compare|about|on|in|with)\b)))", re.I)
 
+
+#: "Which of them handles fairness?", "do any of these use RL?", "which one is fastest?": a choice among the
+#: papers of the previous answer, not a new search (which the previous top paper's title would anchor).
+_SELECTION = re.compile(
+    r"\b(?:which|what|who|any|none|all|each|both|either|neither|how\s+many)\s+(?:one\s+|ones\s+)?of\s+"
+    r"(?:them|these|those|the\s+(?:above|papers|ones|works|studies|sources|results)|these\s+papers|those\s+papers)\b"
+    r"|\bwhich\s+ones?\b", re.I)
 
 #: Stemmed words that say what to do with the papers, not what about them ("compare [1] and [2]").
 _FILLER = {"tell", "me", "more", "about", "what", "how", "doe", "do", "is", "are", "the", "a", "an", "and", "or",
@@ -135,6 +143,19 @@ class Conversation:
             out.append(shown[pos - 1] if pos > 0 else shown[-1])
         return list(dict.fromkeys(out))
 
+    def among(self, question: str) -> list[tuple[str, str]]:
+        """(paper id, title) of the papers a choice ("which of them ...?") is between: those the latest of the
+        last 5 answers that cited several cited (after "which of them handles fairness?" and "what dataset
+        does it use?", "do any of them use RL?" still means the list); [] for any other question."""
+        if not _SELECTION.search(question):
+            return []
+        for turn in reversed(self.turns[-5:]):
+            papers = list(dict.fromkeys((c.paper_id, c.title) for c in sorted(turn.answer.citations,
+                                                                               key=lambda c: c.n)))
+            if len(papers) >= 2:
+                return papers
+        return []
+
     def standalone(self, question: str) -> str:
         """The query used for retrieval: the question itself, or a rewrite that resolves references."""
         if not self.turns:
@@ -174,6 +195,8 @@ class Conversation:
         pinned = self.referenced(question)
         if pinned:
             answer = self._ask_about(question, pinned, on_token)
+        elif among := self.among(question):
+            answer = self._ask_among(question, among, on_token)
         else:
             query = self.standalone(question)
             one = not self.settings.llm_enabled and query != question and bool(_SINGULAR.search(question))
@@ -211,6 +234,56 @@ class Conversation:
             self.retriever.allowed = saved
         answer.question = question
         return answer
+
+
+    def _ask_among(self, question: str, among: list[tuple[str, str]],
+                   on_token: Callable[[str], None] | None) -> Answer:
+        """Answer a choice among the previous answer's papers from those papers, ranked by what is asked
+        ("which of them handles fairness?" -> "which paper handles fairness?"); the gate still applies,
+        and a refusal says that none of them, not that no paper in the corpus, addresses it."""
+        from .answer import _terms
+
+        asked = _SELECTION.sub("which paper", question)
+        if not _terms(asked) - _FILLER - {"which", "paper"}:  # "which one?": of what the last question asked
+            asked = self.last.question
+        saved = self.retriever.allowed
+        ids = {pid for pid, _ in among}
+        self.retriever.allowed = ids if saved is None else ids & saved
+        try:
+            found = self.retriever.search(asked, k=len(among))
+            # Among papers the user already has, a word asked about that only one of them has decides as well
+            # as the cosine: "which of them handles fairness?" is RESFL's "fairness-aware aggregation"
+            # (cosine 0.31, under the gate); "do any of them use reinforcement learning?" none of them.
+            top = found.hits[0].paper_id if found.hits else None
+            pinned = [top] if top and not found.answerable and _singles_out(
+                self.retriever, asked, top, [pid for pid, _ in among if pid != top]) else None
+            told = f"{question} (The user means the papers below, from the previous answer.)" \
+                if self.settings.llm_enabled else asked
+            answer = answer_question(self.retriever, told, self.settings, on_token=on_token, retrieval_query=asked,
+                                     k=len(among), pinned=pinned)
+        finally:
+            self.retriever.allowed = saved
+        if not answer.answerable:
+            answer.text = f"None of the {len(among)} papers cited earlier addresses this."
+        answer.question = question
+        return answer
+
+
+def _singles_out(retriever: Retriever, question: str, paper_id: str, others: list[str]) -> bool:
+    """Whether the paper has a word of the question that none of the other papers has."""
+    from .answer import _terms
+
+    papers = retriever.index.all_papers()
+
+    def words(pid: str) -> set[str]:
+        p = papers.get(pid)
+        return _terms(f"{p.title}\n{p.abstract}") if p else set()
+
+    asked = _terms(question) - _FILLER - {"which", "paper"}
+    held = asked & words(paper_id)
+    for pid in others:
+        held -= words(pid)
+    return bool(held)
 
 
 def _ordinal_word(pos: int) -> str:

@@ -1,6 +1,7 @@
 """Conversation: follow-ups that name earlier sources ("the second one", "[3]") are answered from them."""
 
 import json
+import re
 
 import pytest
 
@@ -109,14 +110,18 @@ def test_without_a_previous_answer_numbers_are_just_words(conversation):
     assert ans.answerable and len(conversation.turns) == 1
 
 
-def test_with_an_llm_the_named_papers_are_the_only_sources_sent(bundled_index_dir, mocked_openai_chat):
-    settings = Settings.from_env(index_dir=bundled_index_dir)
+def _llm_conversation_on_federated_learning(index_dir, mocked_openai_chat, next_reply: str):
+    """An LLM conversation whose first answer cited three federated-learning papers; the LLM's next reply
+    is ``next_reply``. Returns the conversation and that first answer."""
+    settings = Settings.from_env(index_dir=index_dir)
     conv = Conversation(Retriever(Index(settings), settings), settings)
-    mocked_openai_chat.side_effect = [
-        sse_response("FL work includes [1], [2] and [3]."),
-        sse_response("It adds calibrated noise [1]."),
-    ]
-    first = conv.ask("what work exists on federated learning?")
+    mocked_openai_chat.side_effect = [sse_response("FL work includes [1], [2] and [3]."), sse_response(next_reply)]
+    return conv, conv.ask("what work exists on federated learning?")
+
+
+def test_with_an_llm_the_named_papers_are_the_only_sources_sent(bundled_index_dir, mocked_openai_chat):
+    conv, first = _llm_conversation_on_federated_learning(bundled_index_dir, mocked_openai_chat,
+                                                          "It adds calibrated noise [1].")
     second_source = first.sources[1]
     ans = conv.ask("how does the second one handle privacy?")
     assert mocked_openai_chat.call_count == 2  # no condense call: the reference was resolved directly
@@ -125,3 +130,39 @@ def test_with_an_llm_the_named_papers_are_the_only_sources_sent(bundled_index_di
     assert "how does the second one handle privacy? (The user means the source below, [1].)" in user
     assert [c.paper_id for c in ans.citations] == [second_source.paper_id]
 
+
+
+RESFL = "004_b9c85a56bb10ecbe#5"  # federated learning with fairness-aware aggregation
+FL_DP = "001_920fbba894271a85#10"  # the convergent privacy of FL with differential privacy
+
+
+def test_which_of_them_chooses_among_the_papers_the_answer_cited(conversation):
+    """"Which of them handles fairness?" asks which of the papers just listed; offline, combining it with
+    the previous question and its top paper quoted that paper's privacy sentences (and none on fairness)."""
+    first = conversation.ask("Has anyone studied federated learning?")
+    listed = {c.paper_id for c in first.citations}
+    assert {RESFL, FL_DP} <= listed
+    fair = conversation.ask("which of them handles fairness?")
+    assert fair.answerable and fair.citations[0].paper_id == RESFL
+    assert {c.paper_id for c in fair.citations} <= listed and "fairness" in fair.text
+    # "it" is now the paper just chosen
+    data = conversation.ask("what dataset does it use?")
+    assert {c.paper_id for c in data.citations} == {RESFL}
+    # "them" is still the list, and none of those papers is on reinforcement learning
+    rl = conversation.ask("do any of them use reinforcement learning?")
+    assert not rl.answerable and rl.citations == []
+    assert rl.text == f"None of the {len(listed)} papers cited earlier addresses this."
+    bound = conversation.ask("which one proves a convergence bound?")
+    assert bound.answerable and bound.citations[0].paper_id == FL_DP
+
+
+def test_with_an_llm_which_of_them_sends_only_the_papers_cited_before(bundled_index_dir, mocked_openai_chat):
+    conv, first = _llm_conversation_on_federated_learning(bundled_index_dir, mocked_openai_chat, "RESFL does [1].")
+    cited = {c.paper_id for c in first.citations}
+    ans = conv.ask("which of them handles fairness?")
+    assert mocked_openai_chat.call_count == 2  # no condense call: "them" is the list just cited
+    user = json.loads(mocked_openai_chat.calls[1].request.content)["messages"][-1]["content"]
+    sent = set(re.findall(r'<source [^>]*id="([^"]+)"', user))
+    assert sent and sent <= cited and RESFL in sent
+    assert "(The user means the papers below, from the previous answer.)" in user
+    assert ans.citations[0].paper_id in cited
