@@ -319,14 +319,16 @@ def no_answer(question: str, mode: str, retrieval: Retrieval) -> Answer:
 
 def answer_question(retriever: Retriever, question: str, settings: Settings | None = None,
                     on_token: Callable[[str], None] | None = None, retrieval_query: str | None = None,
-                    k: int | None = None, pinned: list[str] | None = None, one_paper: bool = False) -> Answer:
+                    k: int | None = None, pinned: list[str] | None = None, one_paper: bool = False,
+                    gist: bool = False) -> Answer:
     """Retrieve for ``retrieval_query`` (default: the question) and answer ``question`` with citations.
 
     ``one_paper``: the question is about one paper (a follow-up's "it"), so an extractive answer quotes
     the top hit only; the others stay in the Sources.
 
     ``pinned``: paper ids the user named (the retriever's filter holds them): they are the sources, in
-    that order, every one is used, and the relevance gate does not refuse."""
+    that order, every one is used, and the relevance gate does not refuse. ``gist``: the question asks
+    for what they are ("compare the first and second"), so an extractive answer quotes what each contributes."""
     settings = settings or retriever.settings
     survey = is_survey(question) and not pinned
     k = k or settings.top_k
@@ -348,7 +350,7 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
         answer = llm_answer(retriever, question, retrieval, settings, on_token)
     else:
         answer = extractive_answer(retriever, question, retrieval, every_paper=bool(pinned), survey=survey,
-                                   one_paper=one_paper and not pinned, evidence=evidence)
+                                   one_paper=one_paper and not pinned, evidence=evidence, gist=gist)
     answer.retrieved = full.hits
     return answer
 
@@ -438,7 +440,7 @@ def unstated_detail(question: str, cited: list, n_lines: int) -> str:
 def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
                       max_papers: int = 4, max_sentences: int = 6, quota_top: int = 4,
                       keep_ratio: float = 0.5, every_paper: bool = False, survey: bool = False,
-                      one_paper: bool = False, evidence: dict[str, str] | None = None) -> Answer:
+                      one_paper: bool = False, evidence: dict[str, str] | None = None, gist: bool = False) -> Answer:
     """Verbatim abstract sentences chosen for the question, each cited.
 
     Sentences are scored by cosine similarity to the question plus the IDF-weighted share of the
@@ -450,6 +452,7 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     what the paper contributes over background. ``one_paper`` (a follow-up's "it"): the top hit only,
     with any other paper the question names ("compare it with DeepEyes"). ``evidence``: papers that
     qualify by one sentence of theirs ("we introduce X, a benchmark"): each is quoted, by that sentence.
+    ``gist``: what each paper contributes is wanted, not sentences matching the question's words.
     """
     hits = retrieval.hits
     papers = retriever.index.all_papers()
@@ -458,7 +461,9 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
         max_papers = max_sentences = max(max_papers, max_sentences, len(hits))
     # papers the question names ("compare LongFilter and DeepEyes", "what is DeepEyes about?")
     named = [] if every_paper else [h for h in hits[:max_papers] if retriever.names(question, h, in_abstract=True)]
-    overview = bool(named) and named[0] is hits[0] and bool(OVERVIEW_RE.search(question))
+    overview = gist or bool(named) and named[0] is hits[0] and bool(OVERVIEW_RE.search(question))
+    if gist:
+        keep_ratio = 0.0
     survey = survey and not overview  # "summarise the GeneBreaker paper" is about one paper
     if survey:
         named = []

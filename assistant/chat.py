@@ -63,6 +63,10 @@ _FILLER = {"tell", "me", "more", "about", "what", "how", "doe", "do", "is", "are
            "differ", "contrast", "versu", "vs", "show", "give", "to"}
 
 
+#: Of those, the ones that ask what the papers are: "compare [1] and [2]", "describe the second one".
+_GIST = {"compar", "explain", "describ", "summar", "summari", "tell", "differ", "contrast", "versu", "vs"}
+
+
 def references(question: str) -> tuple[list[int], list[int]]:
     """Sources of the previous answer that a question names: (citation numbers as shown, e.g. ``[2]`` or
     "paper 2"; positions in its Sources list, e.g. "the second one" -> 2, "the last one" -> -1)."""
@@ -210,26 +214,32 @@ class Conversation:
         """Answer from the named papers only. The user chose them, so the relevance gate does not apply.
 
         Offline, the papers' sentences are matched against the question without its reference words
-        (noise to the embedder), or against the previous question when nothing else is left ("tell me
-        more about the second one"). The LLM gets the question as asked and is told that the sources it
+        (noise to the embedder); when nothing else is left, each paper's gist is quoted if the question
+        asks to compare or describe them ("compare the first and second", "tell me more about [2]"), else
+        the previous question is asked of them ("and the last one?"). The LLM gets the question as asked and is told that the sources it
         is sent, numbered from [1] again in the order named, are the ones meant (no corpus text goes
         outside the sources block)."""
         from .answer import _terms
 
+        gist = False
         if self.settings.llm_enabled:
             meant = "the source below, [1]" if len(pinned) == 1 else \
                 f"the {len(pinned)} sources below, [1] to [{len(pinned)}] in the order they were named"
             asked = f"{question} (The user means {meant}.)"
         else:
             asked = without_references(question)
-            if not _terms(asked) - _FILLER:
+            terms = _terms(asked)
+            # nothing asked but to compare or describe them ("compare the first and second"): their gist;
+            # nothing at all ("and the last one?"): what the last question asked of another paper
+            gist = not terms - _FILLER and bool(terms & _GIST)
+            if not terms - _FILLER and not gist:
                 asked = self.last.question
         saved = self.retriever.allowed
         self.retriever.allowed = {pid for pid, _ in pinned}
         try:
             answer = answer_question(self.retriever, asked, self.settings, on_token=on_token,
                                      retrieval_query=" ".join([*(t for _, t in pinned), asked]),
-                                     k=len(pinned), pinned=[pid for pid, _ in pinned])
+                                     k=len(pinned), pinned=[pid for pid, _ in pinned], gist=gist)
         finally:
             self.retriever.allowed = saved
         answer.question = question

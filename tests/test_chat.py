@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from assistant.answer import CONTRIBUTION_RE
 from assistant.chat import Conversation, references, without_references
 from assistant.config import Settings
 from assistant.errors import InputError
@@ -166,3 +167,17 @@ def test_with_an_llm_which_of_them_sends_only_the_papers_cited_before(bundled_in
     assert sent and sent <= cited and RESFL in sent
     assert "(The user means the papers below, from the previous answer.)" in user
     assert ans.citations[0].paper_id in cited
+
+
+def test_compare_the_first_and_second_quotes_what_each_contributes(conversation):
+    """Nothing asked but "compare": each paper's gist (what it proposes), not the sentences that best match
+    the previous question ("Federated Learning (FL) is a privacy-preserving ... framework")."""
+    first = conversation.ask("what work exists on federated learning?")
+    shown = [c.paper_id for c in sorted(first.citations, key=lambda c: c.n)][:2]
+    ans = conversation.ask("compare the first and second")
+    assert [c.paper_id for c in ans.citations] == shown
+    lines = [line for line in ans.text.splitlines() if line.startswith("- ")]
+    for n in (1, 2):
+        own = [line for line in lines if line.endswith(f"[{n}]")]
+        assert len(own) >= 2 and any(CONTRIBUTION_RE.search(line) for line in own), own
+    assert not any(re.match(r"- Federated Learning \(FL\) (?:is|has)", line) for line in lines)
