@@ -82,13 +82,13 @@ _SURVEY_FRAME = re.compile(
     r"(?:(?:on|about|in|into|at|for|regarding)\s+)?"
     r"|^\s*(?:(?:which|what|are\s+there|is\s+there|list|find|show(?:\s+me)?|summari[sz]e|give\s+me|"
     r"(?:i\s*(?:'m|am)\s+)?looking\s+for|can\s+you\s+(?:find|list|show(?:\s+me)?))\s+)?"
-    r"(?:(?:any|all|the|some|recent|existing|other)\s+)?(?:\w+\s+){0,2}?"
+    r"(?:(?:are|is)\s+)?(?:(?:any|all|the|some|recent|existing|other)\s+)?(?:\w+\s+){0,2}?"
     r"(?:papers?|works?|studies|articles?|research|literature|approaches|methods)\s+"
     r"(?:(?:exists?|is\s+there|has\s+been\s+done|(?:have|has)\s+been\s+(?:proposed|developed|published)"
     r")\s+)?(?:(?:that|which)\s+)?"
     r"(?:(?:study|studies|work|works|focus(?:es)?\s+on|deal(?:s)?\s+with|address(?:es)?|tackle[s]?|investigate[s]?|"
     r"explore[s]?|cover[s]?|examine[s]?|use[s]?|propose[s]?|introduce[s]?|explain[s]?|are|is|exist|exists)\s+)?"
-    r"(?:(?:on|about|in|with|using|into|regarding|for|of)\s+)?", re.I)
+    r"(?:(?:on|about|in|with|using|into|regarding|for|of|to|towards)\s+)?", re.I)
 #: An area question the gate refuses gets a second look at its area alone ("Are there papers about time
 #: series forecasting?": the framing pulls every cosine down, 0.35 -> 0.47 for the one paper on it). It is
 #: answered when the area's best cosine reaches SURVEY_TOPIC_GATE and one of its top 3 papers holds
@@ -106,8 +106,10 @@ COVERAGE_MAX_TERMS = 6
 
 def survey_topic(question: str) -> str:
     """The area an area question asks about: "Which papers study federated learning?" -> "federated learning"."""
-    topic = _SURVEY_FRAME.sub("", question, count=1).strip(" ?.!")
-    return topic if len(topic) >= 3 else question
+    topic, framed = _SURVEY_FRAME.subn("", question, count=1)
+    topic = topic.strip(" ?.!")
+    # no framing recognised: the question is not split into framing and area (nor checked as an area)
+    return topic if framed and topic != question.strip(" ?.!") and len(topic) >= 3 else question
 
 
 #: Where a long area's head ends and what qualifies it begins: an elaboration (":", "(", "i.e.", "such

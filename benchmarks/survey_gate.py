@@ -6,8 +6,9 @@ the papers that meet each, labelled by reading all 95 abstracts; 11 it does not)
 bundled corpus: how many answerable questions are refused, how many unanswerable ones are answered,
 and of the papers an offline answer quotes, the share that meet the criterion (or are borderline) and the
 share of its labelled papers (up to 4) it quotes. A second table scores the shipped rule on each of
-seven phrasings alone: the three above and "Do any papers address X?", "Has anyone studied X?", "I am
-looking for papers on X", "What has been done on X?" (which the area rules first recognised on 2026-12-01).
+eight phrasings alone: the three above and "Do any papers address X?", "Has anyone studied X?", "I am
+looking for papers on X", "What has been done on X?", "What are the main approaches to X?" (which the area
+rules first recognised on 2026-12-01).
 
 Settings: the shipped rule (the gate on the question as asked; an area question it passes is still
 refused when no top-3 paper holds ``SURVEY_TOPIC_COVERAGE`` of its area's words, and one it refuses gets
@@ -38,7 +39,7 @@ def questions(criterion: str) -> list[str]:
 def more_questions(criterion: str) -> list[str]:
     area = _FRAME.sub("", criterion)
     return [f"Do any papers address {area}?", f"Has anyone studied {area}?", f"I am looking for papers on {area}",
-            f"What has been done on {area}?"]
+            f"What has been done on {area}?", f"What are the main approaches to {area}?"]
 
 
 def score(answer_mod, retriever, settings, labels, phrasing) -> dict:
@@ -64,9 +65,9 @@ def score(answer_mod, retriever, settings, labels, phrasing) -> dict:
 
 
 def _print(rows: list[dict], first: str) -> None:
-    print(f"{first:28s} {'refused':>9s} {'answered':>9s} {'quoted precision':>17s} {'quoted recall':>14s}")
+    print(f"{first:36s} {'refused':>9s} {'answered':>9s} {'quoted precision':>17s} {'quoted recall':>14s}")
     for r in rows:
-        print(f"{r['setting']:28s} {r['refused']:>4d}/{r['answerable_questions']:<4d} {r['answered']:>4d}/"
+        print(f"{r['setting']:36s} {r['refused']:>4d}/{r['answerable_questions']:<4d} {r['answered']:>4d}/"
               f"{r['unanswerable_questions']:<4d} {r['quoted_precision']:17.3f} {r['quoted_recall']:14.3f}")
 
 
@@ -102,7 +103,7 @@ def main() -> int:
     for n in range(3):
         by_phrasing.append({"setting": questions("papers on X")[n],
                             **score(answer_mod, retriever, settings, labels, lambda c: [questions(c)[n]])})
-    for n in range(4):
+    for n in range(5):
         by_phrasing.append({"setting": more_questions("papers on X")[n],
                             **score(answer_mod, retriever, settings, labels, lambda c: [more_questions(c)[n]])})
     print()
