@@ -176,12 +176,29 @@ class Conversation:
         prev = self.last
         # The previous top paper's title anchors "it"; the previous question carries the topic.
         anchor = ""
+        top = None
         if prev.answer.citations:
-            anchor = prev.answer.citations[0].title
+            anchor, top = prev.answer.citations[0].title, prev.answer.citations[0].paper_id
         elif prev.answer.sources and prev.answer.answerable:
-            anchor = prev.answer.sources[0].title
+            anchor, top = prev.answer.sources[0].title, prev.answer.sources[0].paper_id
+        if not self.settings.llm_enabled and self._changes_topic(question, top):
+            return question
         base = prev.answer.retrieval_query or prev.question
         return " ".join(x for x in (base, anchor, question) if x)
+
+    def _changes_topic(self, question: str, top: str | None) -> bool:
+        """A short follow-up with no "it" ("what about diffusion models?") that is answerable on its own
+        and names nothing the previous top paper has moves to a new topic: combined with the previous
+        question and that paper's title, it was answered from that paper (which never mentions it)."""
+        from .answer import _terms
+
+        if _ANAPHORA.search(question) or top is None:
+            return False
+        asked = _terms(question) - _FILLER - {"about", "what", "how", "which", "why"}
+        paper = self.retriever.index.all_papers().get(top)
+        if not asked or paper is None or asked & _terms(f"{paper.title}\n{paper.abstract}"):
+            return False
+        return self.retriever.search(question, k=3).answerable
 
     def _condense(self, question: str) -> str:
         from .llm import chat
@@ -280,16 +297,18 @@ class Conversation:
 
 
 def _singles_out(retriever: Retriever, question: str, paper_id: str, others: list[str]) -> bool:
-    """Whether the paper has a word of the question that none of the other papers has."""
+    """Whether the paper has a word of the question that none of the other papers has (a word in more than
+    a tenth of the corpus, such as "use", says nothing)."""
     from .answer import _terms
 
     papers = retriever.index.all_papers()
+    common = max(3, len(papers) // 10)
 
     def words(pid: str) -> set[str]:
         p = papers.get(pid)
         return _terms(f"{p.title}\n{p.abstract}") if p else set()
 
-    asked = _terms(question) - _FILLER - {"which", "paper"}
+    asked = {t for t in _terms(question) - _FILLER if retriever.index.doc_freq(t) <= common}
     held = asked & words(paper_id)
     for pid in others:
         held -= words(pid)

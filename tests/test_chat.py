@@ -181,3 +181,31 @@ def test_compare_the_first_and_second_quotes_what_each_contributes(conversation)
         own = [line for line in lines if line.endswith(f"[{n}]")]
         assert len(own) >= 2 and any(CONTRIBUTION_RE.search(line) for line in own), own
     assert not any(re.match(r"- Federated Learning \(FL\) (?:is|has)", line) for line in lines)
+
+
+DIFFUSION = {"000_c647aebf503422f2#9", "001_920fbba894271a85#5", "001_920fbba894271a85#16", "001_920fbba894271a85#18",
+             "002_20c6bded0bdf1017#16", "003_22ceaf1a0eb8de0c#13", "004_b9c85a56bb10ecbe#7"}  # which_labels.jsonl
+
+
+def test_a_short_followup_on_a_new_topic_is_asked_on_its_own(conversation):
+    """"What about diffusion models?" after a question on FigureBench: combined with that question and
+    paper, it was answered with FigureBench sentences that never mention diffusion."""
+    first = conversation.ask("What is FigureBench?")
+    figurebench = first.citations[0].paper_id
+    ans = conversation.ask("what about diffusion models?")
+    cited = {c.paper_id for c in ans.citations}
+    assert figurebench not in cited and cited and cited <= DIFFUSION
+    assert "diffusion" in ans.text.lower()
+    # a word the previous top paper has keeps the conversation's context
+    conversation.ask("what work exists on federated learning?")
+    privacy = conversation.ask("what about privacy?")
+    assert privacy.citations[0].paper_id == FL_DP
+
+
+def test_which_of_them_is_not_decided_by_a_word_most_papers_have(conversation):
+    """Of three diffusion papers only one has the word "use": that says nothing about "guidance"."""
+    conversation.ask("What is FigureBench?")
+    listed = {c.paper_id for c in conversation.ask("what about diffusion models?").citations}
+    assert len(listed) >= 2
+    ans = conversation.ask("which ones use guidance?")
+    assert not ans.answerable and ans.text.startswith("None of the")
