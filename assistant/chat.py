@@ -154,8 +154,10 @@ class Conversation:
         if not _SELECTION.search(question):
             return []
         for turn in reversed(self.turns[-5:]):
-            papers = list(dict.fromkeys((c.paper_id, c.title) for c in sorted(turn.answer.citations,
-                                                                               key=lambda c: c.n)))
+            # an LLM answer that cited nothing listed the sources it was given: those are "them"
+            shown = sorted(turn.answer.citations, key=lambda c: c.n) or \
+                (turn.answer.sources if turn.answer.answerable else [])
+            papers = list(dict.fromkeys((x.paper_id, x.title) for x in shown))
             if len(papers) >= 2:
                 return papers
         return []

@@ -209,3 +209,17 @@ def test_which_of_them_is_not_decided_by_a_word_most_papers_have(conversation):
     assert len(listed) >= 2
     ans = conversation.ask("which ones use guidance?")
     assert not ans.answerable and ans.text.startswith("None of the")
+
+
+def test_with_an_llm_that_cited_nothing_them_are_the_sources_it_listed(bundled_index_dir, mocked_openai_chat):
+    """An uncited LLM answer lists the sources it was given; "which of them ..." chooses among those."""
+    settings = Settings.from_env(index_dir=bundled_index_dir)
+    conv = Conversation(Retriever(Index(settings), settings), settings)
+    mocked_openai_chat.side_effect = [sse_response("Federated learning trains models across clients."),
+                                      sse_response("RESFL does [1].")]
+    uncited = conv.ask("Has anyone studied federated learning?")
+    assert uncited.answerable and uncited.citations == []
+    conv.ask("which of them handles fairness?")
+    user = json.loads(mocked_openai_chat.calls[-1].request.content)["messages"][-1]["content"]
+    sent = set(re.findall(r'<source [^>]*id="([^"]+)"', user))
+    assert sent and sent <= {h.paper_id for h in uncited.sources} and RESFL in sent
