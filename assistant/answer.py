@@ -194,6 +194,8 @@ class Answer:
             out["usage"] = self.usage
         if self.support:
             out["support"] = self.support
+        if self.mode == "llm" and self.answerable and not self.citations:
+            out["uncited"] = True  # the terminal warns; a script should not take the text as checked
         if self.retrieval_query and self.retrieval_query != self.question:
             out["retrieval_query"] = self.retrieval_query
         return out

@@ -108,6 +108,14 @@ def test_an_llm_answer_citing_nothing_says_so_and_lists_what_it_was_given(bundle
     assert res.exit_code == 0
     assert "cited none of the 5 sources it was given" in res.stdout
     assert "001_920fbba894271a85#10" in res.stdout and "Sources" not in res.stdout
+    # a script reading --json is told too
+    res = run("ask", "Which papers study federated learning?", "--json", "--index-dir", str(bundled_index_dir))
+    data = json.loads(res.stdout)
+    assert data["uncited"] is True and data["citations"] == [] and len(data["sources"]) == 5
+    mocked_openai_chat.return_value = sse_response("Federated ", "learning is studied [1].")
+    cited = json.loads(run("ask", "Which papers study federated learning?", "--json",
+                           "--index-dir", str(bundled_index_dir)).stdout)
+    assert "uncited" not in cited and cited["citations"]
 
 
 def test_a_streamed_answer_cut_at_max_tokens_says_so_not_that_the_stream_broke(bundled_index_dir, mocked_openai_chat,
