@@ -239,9 +239,10 @@ class Retriever:
         (which paper "compare CLASH and ChatInject" means, once past the gate)."""
         words = _WORD.findall(query)
         candidates = [w for w in words if _name_like(w)]
-        # typed in lower case ("what gpu does longfilter use?"): a word the paper spells in mixed case. Not
-        # an acronym ("clash" is a word, "CLASH" a dataset), and only all-lower-case words: "Aspirin
-        # inhibits ..." (a SciFact claim) wrote a word, not "ASPIRin" (an arxiv-ml title)
+        # typed in lower case ("what gpu does longfilter use?"): a word the paper spells in mixed case, or
+        # in capitals when it is no English word ("pscl" is PSCL; "clash" is a word, CLASH a dataset). Only
+        # all-lower-case words: "Aspirin inhibits ..." (a SciFact claim) wrote a word, not "ASPIRin" (an
+        # arxiv-ml title)
         lower = {w for w in words if w.islower() and len(w) >= 4}
         if not candidates and not lower:
             return False
@@ -249,7 +250,8 @@ class Retriever:
         paper = self.index.all_papers().get(hit.paper_id)
         abstract_words = set(_WORD.findall(paper.abstract)) if paper else set()
         if lower:
-            spelled = {w.lower(): w for w in title_words | abstract_words if _name_like(w) and not w.isupper()}
+            spelled = {w.lower(): w for w in title_words | abstract_words
+                       if _name_like(w) and (not w.isupper() or w.lower() not in _english_words())}
             candidates += [spelled[w] for w in lower if w in spelled]
         for word in candidates:
             # in the abstract alone, only a coined name ("GeneBreaker") in no other paper: an acronym found in
@@ -268,6 +270,14 @@ class Retriever:
 #: A name (see :meth:`Retriever.names`) in more papers than this is a field's term ("LoRA", "CLIP"), not one paper's.
 NAME_MAX_PAPERS = 3
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+
+
+@functools.lru_cache(maxsize=1)
+def _english_words() -> frozenset[str]:
+    """Whole words of the embedder's WordPiece vocabulary (~22k): a word list that ships with the package."""
+    from .embedder import load_tokenizer
+
+    return frozenset(w for w in load_tokenizer().get_vocab() if w.isalpha())
 
 
 def _name_like(word: str) -> bool:

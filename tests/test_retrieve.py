@@ -101,7 +101,7 @@ def test_a_question_naming_a_paper_passes_the_gate_though_its_cosine_is_low(retr
 
 def test_a_name_typed_in_lower_case_still_names_its_paper(retriever):
     """Terminal users type "what gpu does longfilter use?": the paper spells the word as a name, so it is
-    one. Not an acronym spelled as a plain word: "clash" is a word, "CLASH" a dataset."""
+    one. Not an acronym that is also an English word: "clash" is a word, "CLASH" a dataset."""
     typed = retriever.search("what gpu does longfilter use?", k=5)
     assert typed.hits[0].paper_id == "002_20c6bded0bdf1017#8"
     assert typed.confidence < retriever.threshold() and typed.answerable
@@ -110,3 +110,7 @@ def test_a_name_typed_in_lower_case_still_names_its_paper(retriever):
     assert retriever.names("what does CLASH measure?", clash, in_abstract=True)
     assert not retriever.names("when do two values clash?", clash, in_abstract=True)
     assert not retriever.names("what gpu does longfilter use?", clash, in_abstract=True)  # the hit's own word
+    # an acronym that is no English word counts in lower case too
+    pscl = retriever.search("Which CLIP variant does the part localization module of PSCL use?", k=5).hits[0]
+    assert pscl.paper_id == "002_20c6bded0bdf1017#19"
+    assert retriever.names("which clip variant does the part localization module of pscl use?", pscl)
