@@ -16,10 +16,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
+from _bundled import bundled_index
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parents[1] / "shared"
@@ -32,15 +32,10 @@ def main() -> int:
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     from assistant.chat import Conversation
-    from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.index import Index, ingest
+    from assistant.index import Index
     from assistant.retrieve import Retriever
 
-    index_dir = args.index_dir or Path(tempfile.mkdtemp()) / "iclr"
-    settings = Settings(index_dir=index_dir, min_relevance=0.0)  # gate off: we want raw scores
-    if not (index_dir / "manifest.json").exists():
-        ingest(load_papers()[0], settings)
+    settings = bundled_index(args.index_dir, min_relevance=0.0)  # gate off: we want raw scores
     retriever = Retriever(Index(settings), settings)
     conv = Conversation(retriever, settings)
     pos, neg, neg_ood = [], [], []

@@ -24,8 +24,9 @@ import argparse
 import json
 import re
 import sys
-import tempfile
 from pathlib import Path
+
+from _bundled import bundled_index
 
 HERE = Path(__file__).resolve().parent
 _FRAME = re.compile(r"^papers\s+(?:using|on|about|that|with)\s+", re.I)
@@ -77,15 +78,10 @@ def main() -> int:
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     from assistant import answer as answer_mod
-    from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.index import Index, ingest
+    from assistant.index import Index
     from assistant.retrieve import Retriever
 
-    index_dir = args.index_dir or Path(tempfile.mkdtemp()) / "iclr"
-    settings = Settings(index_dir=index_dir, llm="off")
-    if not (index_dir / "manifest.json").exists():
-        ingest(load_papers()[0], settings)
+    settings = bundled_index(args.index_dir, llm="off")
     retriever = Retriever(Index(settings), settings)
     labels = [json.loads(line) for line in (HERE / "data" / "which_labels.jsonl").read_text().splitlines()]
     shipped = (answer_mod.SURVEY_TOPIC_GATE, answer_mod.SURVEY_TOPIC_COVERAGE)

@@ -18,11 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 from statistics import NormalDist
 
 import numpy as np
+from _bundled import bundled_index
 
 HERE = Path(__file__).resolve().parent
 
@@ -72,16 +72,11 @@ def main() -> int:
     ap.add_argument("--json", type=Path, default=HERE / "results" / "which.json")
     args = ap.parse_args()
     from assistant import synthesis
-    from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.index import Index, ingest
+    from assistant.index import Index
     from assistant.retrieve import Retriever
 
     labels = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
-    index_dir = args.index_dir or Path(tempfile.mkdtemp()) / "iclr"
-    settings = Settings(index_dir=index_dir, llm="off")
-    if not (index_dir / "manifest.json").exists():
-        ingest(load_papers()[0], settings)
+    settings = bundled_index(args.index_dir, llm="off")
     retriever = Retriever(Index(settings), settings)
 
     def shipped() -> dict[str, list[str]]:

@@ -1,0 +1,21 @@
+"""Shared by the benchmarks that read the bundled corpus: its index, built in a temporary directory when
+none is given."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+
+def bundled_index(index_dir: Path | None, **overrides):
+    """Settings for ``index_dir`` (default: a new temporary directory), with the bundled ICLR corpus
+    ingested there first if it holds no index."""
+    from assistant.config import Settings
+    from assistant.corpus import load_papers
+    from assistant.index import ingest
+
+    index_dir = index_dir or Path(tempfile.mkdtemp()) / "iclr"
+    settings = Settings(index_dir=index_dir, **overrides)
+    if not (index_dir / "manifest.json").exists():
+        ingest(load_papers()[0], settings)
+    return settings
