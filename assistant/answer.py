@@ -181,6 +181,7 @@ class Answer:
     retrieved: list[Hit] = field(default_factory=list)  # the full ranking (>= 10), sources are its head
 
     support: list[dict] = field(default_factory=list)  # per cited sentence: is it backed by its source?
+    read_as: str | None = None  # the question with its typos mended, when it had any
 
     def as_dict(self) -> dict:
         out = {"question": self.question, "answer": self.text, "mode": self.mode, "answerable": self.answerable,
@@ -194,6 +195,8 @@ class Answer:
             out["usage"] = self.usage
         if self.support:
             out["support"] = self.support
+        if self.read_as:
+            out["read_as"] = self.read_as
         if self.mode == "llm" and self.answerable and not self.citations:
             out["uncited"] = True  # the terminal warns; a script should not take the text as checked
         if self.retrieval_query and self.retrieval_query != self.question:
@@ -279,6 +282,13 @@ def _citations(hits: list[Hit], numbers: list[int], snippets: dict[int, str] | N
 def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     """Search for a question as asked; an area question the gate refuses gets its second look
     (:data:`SURVEY_TOPIC_GATE`): ``ask``, ``chat`` and ``search`` agree on what is answerable."""
+    mended = retriever.mend(question)  # "Which paeprs ..." is an area question too
+    found = _retrieve(retriever, mended, k)
+    found.typed = question if mended != question else None
+    return found
+
+
+def _retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     found = retriever.search(question, k=k)
     if not is_survey(question):
         return found
@@ -334,10 +344,14 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
     that order, every one is used, and the relevance gate does not refuse. ``gist``: the question asks
     for what they are ("compare the first and second"), so an extractive answer quotes what each contributes."""
     settings = settings or retriever.settings
+    typed = question
+    # typos mended (Retriever.search) for the area rules and for matching sentences; the answer keeps
+    # the question as typed, and so does the LLM's prompt
+    question = retriever.mend(question)
     survey = is_survey(question) and not pinned
     k = k or settings.top_k
     evidence: dict[str, str] = {}
-    if survey and retrieval_query in (None, question):
+    if survey and retrieval_query in (None, typed):
         full = retrieve(retriever, question, max(k, 10))
         evidence = _kind_first(retriever, question, full)
     else:
@@ -349,13 +363,15 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
                           confidence=full.confidence, query_vector=full.query_vector)
     mode = "llm" if settings.llm_enabled else "extractive"
     if not retrieval.answerable or not retrieval.hits:
-        answer = no_answer(question, mode, retrieval)
+        answer = no_answer(typed, mode, retrieval)
     elif mode == "llm":
-        answer = llm_answer(retriever, question, retrieval, settings, on_token)
+        answer = llm_answer(retriever, typed, retrieval, settings, on_token)
     else:
         answer = extractive_answer(retriever, question, retrieval, every_paper=bool(pinned), survey=survey,
                                    one_paper=one_paper and not pinned, evidence=evidence, gist=gist)
+        answer.question = typed
     answer.retrieved = full.hits
+    answer.read_as = question if question != typed else None
     return answer
 
 

@@ -170,6 +170,8 @@ def render_answer(answer, streamed: bool = False, console: Console | None = None
     from .answer import EXTRACTIVE_LABEL
 
     console = console or out
+    if answer.read_as:
+        console.print(f"[dim]Read as: {escape(answer.read_as)}[/]")
     if answer.mode == "extractive" and answer.answerable:
         console.print(f"[dim italic]{EXTRACTIVE_LABEL}[/]")
     if not streamed:
@@ -332,9 +334,11 @@ def search(
     settings = _settings(index_dir)
     result = search_fn(query, settings, k=k, progress=_first_run_progress())
     if as_json:
-        _print_json({"query": query, "answerable": result.answerable,
-                     "hits": [h.as_dict() for h in result.hits]})
+        _print_json({"query": query, "answerable": result.answerable, "hits": [h.as_dict() for h in result.hits]}
+                    | ({"searched_for": result.query} if result.typed else {}))
         return
+    if result.typed:
+        out.print(f"[dim]Searched for: {escape(result.query)}[/]")
     from rich.table import Table
 
     table = Table(show_lines=False, expand=True)

@@ -144,8 +144,10 @@ def _robust_z(x: np.ndarray) -> np.ndarray:
 
 
 def which(retriever: Retriever, criterion: str, settings: Settings | None = None) -> WhichResult:
-    """Every paper in the index that meets the criterion, each with the sentence that qualifies it."""
+    """Every paper in the index that meets the criterion, each with the sentence that qualifies it (the
+    criterion read with its typos mended, as search reads a query)."""
     settings = settings or retriever.settings
+    criterion = retriever.mend(criterion)
     query = strip_leadin(criterion)
     qvec = retriever.embed_query(query)
     ids, dense = _paper_scores(retriever, qvec)
@@ -353,6 +355,7 @@ def summarize(retriever: Retriever, area: str, settings: Settings | None = None,
     from .index import stem_terms
 
     settings = settings or retriever.settings
+    area = retriever.mend(area)
     found = which(retriever, area, replace(settings, llm="off"))
     retrieval = retriever.search(strip_leadin(area), k=8)
     ids = [f.paper_id for f in found.papers]

@@ -220,3 +220,15 @@ def test_which_papers_introduce_a_benchmark_quotes_the_sentences_that_say_so(ret
     assert len(ans.citations) == 5  # -k 5: all five are papers introducing one
     for c in ans.citations:
         assert "benchmark" in c.snippet.lower() and re.search(r"\b(?:introduce|propose|present)", c.snippet)
+
+
+def test_a_question_with_typos_is_answered_as_spelt_and_says_how_it_was_read(retriever):
+    typed = "Which paeprs work on dataest distillaiton?"
+    ans = answer_question(retriever, typed)
+    assert ans.answerable and ans.question == typed and ans.read_as == "Which papers work on dataset distillation?"
+    assert {c.paper_id for c in ans.citations} == {"004_b9c85a56bb10ecbe#10", "001_920fbba894271a85#19"}
+    assert ans.as_dict()["read_as"] == ans.read_as
+    # mended, an area the corpus lacks is still one: the area rules read the mended words
+    assert not answer_question(retriever, "Which paeprs tackle question answering over hour-long videos "
+                                          "with multimodal mdoels?").answerable
+    assert answer_question(retriever, "Which papers work on dataset distillation?").read_as is None

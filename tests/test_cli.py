@@ -296,3 +296,17 @@ def test_sources_say_which_lower_numbered_sources_went_uncited():
     gap = shown([2, 3])
     assert "Also retrieved, not cited: [1] p1\n" in gap  # [4] ranks below every cited source: not listed
     assert "not cited" not in shown([1, 2])
+
+
+def test_search_and_ask_say_how_a_question_with_typos_was_read(bundled_index_dir):
+    typed = "How does TpooFormer turn a graph into a sequnece?"
+    res = run("search", typed, "--index-dir", str(bundled_index_dir))
+    assert res.exit_code == 0 and "Searched for: How does TopoFormer turn a graph into a sequence?" in res.stdout
+    data = json.loads(run("search", typed, "--json", "--index-dir", str(bundled_index_dir)).stdout)
+    assert data["query"] == typed and data["searched_for"] == "How does TopoFormer turn a graph into a sequence?"
+    assert data["answerable"] and data["hits"][0]["paper_id"] == "000_c647aebf503422f2#6"
+    res = run("ask", typed, "--index-dir", str(bundled_index_dir))
+    assert "Read as: How does TopoFormer turn a graph into a sequence?" in res.stdout and "TopoFormer" in res.stdout
+    clean = json.loads(run("search", "How does TopoFormer turn a graph into a sequence?", "--json",
+                           "--index-dir", str(bundled_index_dir)).stdout)
+    assert "searched_for" not in clean

@@ -3,7 +3,7 @@ import pytest
 from assistant.answer import split_sentences
 from assistant.corpus import load_papers
 from assistant.index import Index
-from assistant.retrieve import Retriever, fuse
+from assistant.retrieve import Retriever, fuse, _one_slip
 
 
 @pytest.fixture(scope="module")
@@ -114,3 +114,22 @@ def test_a_name_typed_in_lower_case_still_names_its_paper(retriever):
     pscl = retriever.search("Which CLIP variant does the part localization module of PSCL use?", k=5).hits[0]
     assert pscl.paper_id == "002_20c6bded0bdf1017#19"
     assert retriever.names("which clip variant does the part localization module of pscl use?", pscl)
+
+
+def test_typos_are_mended_from_the_words_of_the_papers_found(retriever):
+    """Typos pulled cosines under the gate ("TpooFormer ... sequnece": 0.37 against 0.54 as spelt)."""
+    found = retriever.search("How does TpooFormer turn a graph into a sequnece?", k=5)
+    assert found.query == "How does TopoFormer turn a graph into a sequence?"
+    assert found.typed == "How does TpooFormer turn a graph into a sequnece?"
+    assert found.answerable and found.hits[0].paper_id == "000_c647aebf503422f2#6"
+    # a word of the question's own, in no paper, is left alone: it may be what the corpus lacks
+    for question in ("Are there deep learning methods for tabular data?", "Which papers explain grokking?",
+                     "Is there work on 3D Gaussian splatting?", "Which papers estimate optical flow between frames?",
+                     "How does TopoFormer turn a graph into a sequence?"):
+        assert retriever.mend(question) == question
+        assert retriever.search(question, k=5).typed is None
+
+
+def test_a_typing_slip_is_a_swap_a_missing_or_an_extra_letter_not_a_changed_one():
+    assert {"the", "te", "tehh"} <= _one_slip("teh")
+    assert "tubular" not in _one_slip("tabular")  # "tabular data" is not "tubular data"
