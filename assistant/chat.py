@@ -235,9 +235,9 @@ class Conversation:
         Offline, the papers' sentences are matched against the question without its reference words
         (noise to the embedder); when nothing else is left, each paper's gist is quoted if the question
         asks to compare or describe them ("compare the first and second", "tell me more about [2]"), else
-        the previous question is asked of them ("and the last one?"). The LLM gets the question as asked and is told that the sources it
-        is sent, numbered from [1] again in the order named, are the ones meant (no corpus text goes
-        outside the sources block)."""
+        the previous question is asked of them ("and the last one?"). The LLM gets the question as asked
+        and is told that the sources it is sent, numbered from [1] again in the order named, are the ones
+        meant (no corpus text goes outside the sources block)."""
         from .answer import _terms
 
         gist = False
@@ -263,7 +263,6 @@ class Conversation:
             self.retriever.allowed = saved
         answer.question = question
         return answer
-
 
     def _ask_among(self, question: str, among: list[tuple[str, str]],
                    on_token: Callable[[str], None] | None) -> Answer:

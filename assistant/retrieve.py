@@ -352,5 +352,6 @@ def _name_like(word: str) -> bool:
     """Written like a name: a capital after the first letter ("LongFilter") or all capitals ("CLASH")."""
     return word.isupper() and len(word) >= 3 or any(c.isupper() for c in word[1:])
 
+
 #: Gate threshold on the best-chunk cosine, calibrated by benchmarks/gate.py (ASSISTANT_MIN_RELEVANCE overrides).
 DEFAULT_GATE = 0.41

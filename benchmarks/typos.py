@@ -64,8 +64,9 @@ def main() -> int:
     mend = Retriever.mend
     rows = []
     for name, items in sets.items():
-        for label, questions, mending in (("as spelt", items, True), ("typos, mended (default)", with_typos(items), True),
-                                          ("typos, not mended", with_typos(items), False)):
+        runs = (("as spelt", items, True), ("typos, mended (default)", with_typos(items), True),
+                ("typos, not mended", with_typos(items), False))
+        for label, questions, mending in runs:
             Retriever.mend = mend if mending else (lambda self, query: query)
             try:
                 summary = evaluate_questions(questions, settings).summary()
