@@ -419,6 +419,8 @@ def which(
     if as_json:
         _print_json(result.as_dict())
         return
+    if result.read_as:
+        out.print(f"[dim]Read as: {escape(result.read_as)}[/]")
     out.print(f"[bold]{len(result.papers)}[/] paper{'s' if len(result.papers) != 1 else ''} match "
               f"[italic]{escape(criterion)}[/]" + (" (judged by the LLM)" if result.mode == "llm" else ""))
     for i, f in enumerate(result.papers, 1):
@@ -441,6 +443,8 @@ def summarize(
         return
     from rich.markdown import Markdown
 
+    if summary.read_as:
+        out.print(f"[dim]Read as: {escape(summary.read_as)}[/]")
     if summary.note:
         out.print(f"[yellow]{escape(summary.note)}[/]")
     elif summary.mode == "extractive" and summary.citations:

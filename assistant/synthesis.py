@@ -48,10 +48,11 @@ class WhichResult:
     criterion: str
     papers: list[Finding]
     mode: str
+    read_as: str | None = None  # the criterion with its typos mended, when it had any
 
     def as_dict(self) -> dict:
         return {"criterion": self.criterion, "count": len(self.papers), "mode": self.mode,
-                "papers": [p.as_dict() for p in self.papers]}
+                "papers": [p.as_dict() for p in self.papers]} | ({"read_as": self.read_as} if self.read_as else {})
 
 
 @dataclass
@@ -69,6 +70,7 @@ class Summary:
     mode: str = "extractive"
     #: Why the answer is not what was asked for (an LLM synthesis that cited nothing), else "".
     note: str = ""
+    read_as: str | None = None  # the area with its typos mended, when it had any
 
     def as_dict(self) -> dict:
         out = {"area": self.area, "mode": self.mode,
@@ -78,6 +80,8 @@ class Summary:
                "answer": self.answer, "citations": [c.as_dict() for c in self.citations]}
         if self.note:
             out["note"] = self.note
+        if self.read_as:
+            out["read_as"] = self.read_as
         return out
 
 
@@ -147,7 +151,13 @@ def which(retriever: Retriever, criterion: str, settings: Settings | None = None
     """Every paper in the index that meets the criterion, each with the sentence that qualifies it (the
     criterion read with its typos mended, as search reads a query)."""
     settings = settings or retriever.settings
-    criterion = retriever.mend(criterion)
+    result = _which(retriever, retriever.mend(criterion), settings)
+    if result.criterion != criterion:
+        result.criterion, result.read_as = criterion, result.criterion
+    return result
+
+
+def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichResult:
     query = strip_leadin(criterion)
     qvec = retriever.embed_query(query)
     ids, dense = _paper_scores(retriever, qvec)
@@ -351,11 +361,19 @@ def label_terms(texts: list[str], exclude: set[str], weights: dict[str, float],
 
 
 def summarize(retriever: Retriever, area: str, settings: Settings | None = None, max_papers: int = 24) -> Summary:
-    """Group an area's papers into themes, each paper with its one-line contribution, cited."""
+    """Group an area's papers into themes, each paper with its one-line contribution, cited (the area read
+    with its typos mended, as search reads a query)."""
+    settings = settings or retriever.settings
+    typed, area = area, retriever.mend(area)
+    summary = _summarize(retriever, area, settings, max_papers)
+    if area != typed:
+        summary.area, summary.read_as = typed, area
+    return summary
+
+
+def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: int) -> Summary:
     from .index import stem_terms
 
-    settings = settings or retriever.settings
-    area = retriever.mend(area)
     found = which(retriever, area, replace(settings, llm="off"))
     retrieval = retriever.search(strip_leadin(area), k=8)
     ids = [f.paper_id for f in found.papers]
