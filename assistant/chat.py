@@ -284,7 +284,7 @@ class Conversation:
             # (cosine 0.31, under the gate); "do any of them use reinforcement learning?" none of them.
             top = found.hits[0].paper_id if found.hits else None
             pinned = [top] if top and not found.answerable and _singles_out(
-                self.retriever, asked, top, [pid for pid, _ in among if pid != top]) else None
+                self.retriever, found.query, top, [pid for pid, _ in among if pid != top]) else None
             told = f"{question} (The user means the papers below, from the previous answer.)" \
                 if self.settings.llm_enabled else asked
             answer = answer_question(self.retriever, told, self.settings, on_token=on_token, retrieval_query=asked,

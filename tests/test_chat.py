@@ -223,3 +223,10 @@ def test_with_an_llm_that_cited_nothing_them_are_the_sources_it_listed(bundled_i
     user = json.loads(mocked_openai_chat.calls[-1].request.content)["messages"][-1]["content"]
     sent = set(re.findall(r'<source [^>]*id="([^"]+)"', user))
     assert sent and sent <= {h.paper_id for h in uncited.sources} and RESFL in sent
+
+
+def test_which_of_them_with_a_typo_reads_the_mended_word(conversation):
+    """BM25 reads the mended word too: typed "fairnes", it still singles out RESFL's "fairness"."""
+    conversation.ask("Has anyone studied federated learning?")
+    ans = conversation.ask("which of them handles fairnes?")
+    assert ans.answerable and ans.citations[0].paper_id == RESFL
