@@ -220,6 +220,7 @@ class Retriever:
         if len(self._mended) > 256:  # bounded: a chat session asks a few hundred questions at most
             self._mended.clear()
         self._mended[key] = mended
+        self._mended[(mended, key[1])] = mended  # read again (ask mends, then searches the mended text)
         return mended
 
     def _mend_with(self, query: str, unknown: list[re.Match], hits: list[Hit]) -> str:
