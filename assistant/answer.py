@@ -182,6 +182,10 @@ class Answer:
 
     support: list[dict] = field(default_factory=list)  # per cited sentence: is it backed by its source?
     read_as: str | None = None  # the question with its typos mended, when it had any
+    #: An LLM answer that cited none of its sources: what those sources say, quoted as offline (verbatim,
+    #: each sentence cited), so the reader has something checked beside the unchecked text.
+    quoted: str = ""
+    quoted_citations: list[Citation] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         out = {"question": self.question, "answer": self.text, "mode": self.mode, "answerable": self.answerable,
@@ -199,6 +203,8 @@ class Answer:
             out["read_as"] = self.read_as
         if self.mode == "llm" and self.answerable and not self.citations:
             out["uncited"] = True  # the terminal warns; a script should not take the text as checked
+        if self.quoted:
+            out["quoted"] = {"text": self.quoted, "citations": [c.as_dict() for c in self.quoted_citations]}
         if self.retrieval_query and self.retrieval_query != self.question:
             out["retrieval_query"] = self.retrieval_query
         return out
@@ -362,13 +368,17 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
     retrieval = Retrieval(query=full.query, hits=full.hits[:k], answerable=full.answerable or bool(pinned),
                           confidence=full.confidence, query_vector=full.query_vector)
     mode = "llm" if settings.llm_enabled else "extractive"
+    quote = dict(every_paper=bool(pinned), survey=survey, one_paper=one_paper and not pinned, evidence=evidence,
+                 gist=gist)
     if not retrieval.answerable or not retrieval.hits:
         answer = no_answer(typed, mode, retrieval)
     elif mode == "llm":
         answer = llm_answer(retriever, typed, retrieval, settings, on_token)
+        if answer.answerable and not answer.citations:  # nothing checked: quote what the sources say
+            quoted = extractive_answer(retriever, question, retrieval, **quote)
+            answer.quoted, answer.quoted_citations = quoted.text, quoted.citations
     else:
-        answer = extractive_answer(retriever, question, retrieval, every_paper=bool(pinned), survey=survey,
-                                   one_paper=one_paper and not pinned, evidence=evidence, gist=gist)
+        answer = extractive_answer(retriever, question, retrieval, **quote)
         answer.question = typed
     answer.retrieved = full.hits
     answer.read_as = question if question != typed else None

@@ -144,6 +144,9 @@ def render_sources(answer, console: Console | None = None) -> None:
                       "above is checked against an abstract. They were:[/]")
         for n, h in enumerate(answer.sources, 1):
             _print_paper(f"[{n}]", h.paper_id, h.title, None, console)
+        if answer.quoted:
+            console.print("\n[dim italic]What they say, quoted without the model (verbatim, cited):[/]")
+            console.print(escape(answer.quoted))
         return
     if not answer.citations:
         return

@@ -108,10 +108,17 @@ def test_an_llm_answer_citing_nothing_says_so_and_lists_what_it_was_given(bundle
     assert res.exit_code == 0
     assert "cited none of the 5 sources it was given" in res.stdout
     assert "001_920fbba894271a85#10" in res.stdout and "Sources" not in res.stdout
+    # and it quotes, without the model, what those sources say: something checked beside the text
+    assert "What they say, quoted without the model" in res.stdout
     # a script reading --json is told too
     res = run("ask", "Which papers study federated learning?", "--json", "--index-dir", str(bundled_index_dir))
     data = json.loads(res.stdout)
     assert data["uncited"] is True and data["citations"] == [] and len(data["sources"]) == 5
+    quoted = data["quoted"]
+    assert quoted["citations"] and quoted["text"].count("[") >= len(quoted["citations"])
+    for c in quoted["citations"]:  # verbatim, and numbered as the sources the model was given
+        shown = json.loads(run("show", c["paper_id"], "--json", "--index-dir", str(bundled_index_dir)).stdout)
+        assert c["snippet"] in shown["abstract"] and data["sources"][c["n"] - 1]["paper_id"] == c["paper_id"]
     mocked_openai_chat.return_value = sse_response("Federated ", "learning is studied [1].")
     cited = json.loads(run("ask", "Which papers study federated learning?", "--json",
                            "--index-dir", str(bundled_index_dir)).stdout)
