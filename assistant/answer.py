@@ -294,9 +294,20 @@ def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     return found
 
 
+#: "Is there a paper on X?": a lookup (one paper is wanted) that names its topic as an area question does.
+_PAPER_ON = re.compile(r"^\s*(?:is|are)\s+there\s+(?:a|an|any|one)\s+(?:single\s+)?(?:paper|work|study|article)\s+"
+                       r"(?:on|about|regarding|into)\s+(.+)$", re.I)
+
+
 def _retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     found = retriever.search(question, k=k)
     if not is_survey(question):
+        # the topic must be in the papers' words, as an area's must; no second look (taken as an area
+        # question, "is there a paper on protein structure prediction ...?" passed the second look)
+        named = _PAPER_ON.match(question)
+        if found.answerable and named and lacks_area(retriever, named.group(1).strip(" ?.!"),
+                                                     [h.paper_id for h in found.hits]):
+            found.answerable = False
         return found
     topic = survey_topic(question)
     if found.answerable:
@@ -357,9 +368,10 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
     survey = is_survey(question) and not pinned
     k = k or settings.top_k
     evidence: dict[str, str] = {}
-    if survey and retrieval_query in (None, typed):
+    if retrieval_query in (None, typed) and not pinned:
         full = retrieve(retriever, question, max(k, 10))
-        evidence = _kind_first(retriever, question, full)
+        if survey:
+            evidence = _kind_first(retriever, question, full)
     else:
         full = retriever.search(retrieval_query or question, k=max(k, 10))
     if pinned:

@@ -6,9 +6,9 @@ the papers that meet each, labelled by reading all 95 abstracts; 11 it does not)
 bundled corpus: how many answerable questions are refused, how many unanswerable ones are answered,
 and of the papers an offline answer quotes, the share that meet the criterion (or are borderline) and the
 share of its labelled papers (up to 4) it quotes. A second table scores the shipped rule on each of
-eight phrasings alone: the three above and "Do any papers address X?", "Has anyone studied X?", "I am
+nine phrasings alone: the three above and "Do any papers address X?", "Has anyone studied X?", "I am
 looking for papers on X", "What has been done on X?", "What are the main approaches to X?" (which the area
-rules first recognised on 2026-12-01).
+rules first recognised on 2026-12-01), and "Is there a paper on X?" (a lookup, word-checked).
 
 Settings: the shipped rule (the gate on the question as asked; an area question it passes is still
 refused when no top-3 paper holds ``SURVEY_TOPIC_COVERAGE`` of its area's words, and one it refuses gets
@@ -40,7 +40,8 @@ def questions(criterion: str) -> list[str]:
 def more_questions(criterion: str) -> list[str]:
     area = _FRAME.sub("", criterion)
     return [f"Do any papers address {area}?", f"Has anyone studied {area}?", f"I am looking for papers on {area}",
-            f"What has been done on {area}?", f"What are the main approaches to {area}?"]
+            f"What has been done on {area}?", f"What are the main approaches to {area}?",
+            f"Is there a paper on {area}?"]
 
 
 def score(answer_mod, retriever, settings, labels, phrasing) -> dict:
@@ -99,7 +100,7 @@ def main() -> int:
     for n in range(3):
         by_phrasing.append({"setting": questions("papers on X")[n],
                             **score(answer_mod, retriever, settings, labels, lambda c: [questions(c)[n]])})
-    for n in range(5):
+    for n in range(6):
         by_phrasing.append({"setting": more_questions("papers on X")[n],
                             **score(answer_mod, retriever, settings, labels, lambda c: [more_questions(c)[n]])})
     print()

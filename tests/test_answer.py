@@ -207,6 +207,17 @@ def test_a_long_area_question_on_a_topic_the_corpus_lacks_is_refused(retriever):
         "000_c647aebf503422f2#1", "001_920fbba894271a85#10", "002_20c6bded0bdf1017#1", "004_b9c85a56bb10ecbe#5"}
 
 
+def test_is_there_a_paper_on_x_needs_the_words_of_x(retriever):
+    """A lookup that names its topic as an area question does: papers on "experts" and "mixture models"
+    pass the cosine gate for mixture-of-experts models, and none has the words."""
+    q = "Is there a paper on mixture-of-experts models?"
+    assert not is_survey(q) and retriever.search(q).answerable
+    assert not answer_question(retriever, q).answerable
+    fl = answer_question(retriever, "Is there a paper on federated learning?")
+    assert fl.answerable and fl.citations[0].paper_id in {
+        "000_c647aebf503422f2#1", "001_920fbba894271a85#10", "002_20c6bded0bdf1017#1", "004_b9c85a56bb10ecbe#5"}
+
+
 def test_an_area_answer_lists_as_many_papers_as_k_allows(retriever):
     """"Which papers study X?" asks for the list: with -k 10, more than the 4 papers a one-paper answer uses."""
     few = answer_question(retriever, "Which papers study reinforcement learning?", k=5)
