@@ -22,9 +22,12 @@ def to_markdown(answers: list[Answer]) -> str:
         if a.mode == "extractive" and a.answerable:
             parts += ["*Extractive answer (no LLM configured): verbatim sentences from the abstracts.*", ""]
         parts += [a.text, ""]
-        if a.citations:
+        if a.quoted:  # an LLM answer that cited none of its sources: as the terminal shows it
+            parts += ["*The model cited none of its sources: nothing above is checked against an abstract.*", "",
+                      "**What the sources say, quoted without the model**", "", a.quoted, ""]
+        if a.citations or a.quoted_citations:
             parts += ["**Sources**", ""]
-            for c in a.citations:
+            for c in a.citations or a.quoted_citations:
                 parts.append(f"{c.n}. `{c.paper_id}`: {c.title}  ")
                 parts.append(f"   > {c.snippet}")
             parts.append("")
@@ -100,7 +103,8 @@ def save(path: Path, answers: list[Answer], papers: dict[str, Paper], settings: 
     if fmt == "markdown":
         text = to_markdown(answers)
     elif fmt == "bibtex":
-        cited = [papers[c.paper_id] for a in answers for c in a.citations if c.paper_id in papers]
+        cited = [papers[c.paper_id] for a in answers for c in (a.citations or a.quoted_citations)
+                 if c.paper_id in papers]
         text = to_bibtex(cited)
     else:
         text = json.dumps(evidence_record(answers, settings), ensure_ascii=False, indent=2) + "\n"

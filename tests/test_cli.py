@@ -100,7 +100,8 @@ def test_streamed_llm_answer_is_printed_with_sources(bundled_index_dir, mocked_o
     assert "Federated learning is studied [1]." in res.stdout and "Sources" in res.stdout
 
 
-def test_an_llm_answer_citing_nothing_says_so_and_lists_what_it_was_given(bundled_index_dir, mocked_openai_chat):
+def test_an_llm_answer_citing_nothing_says_so_and_lists_what_it_was_given(bundled_index_dir, mocked_openai_chat,
+                                                                          tmp_path):
     from .conftest import sse_response
 
     mocked_openai_chat.return_value = sse_response("Federated learning trains models ", "across many devices.")
@@ -116,6 +117,11 @@ def test_an_llm_answer_citing_nothing_says_so_and_lists_what_it_was_given(bundle
     assert data["uncited"] is True and data["citations"] == [] and len(data["sources"]) == 5
     quoted = data["quoted"]
     assert quoted["citations"] and quoted["text"].count("[") >= len(quoted["citations"])
+    # a saved transcript says so too, with the quoted sentences and their papers
+    md = tmp_path / "uncited.md"
+    run("ask", "Which papers study federated learning?", "--save", str(md), "--index-dir", str(bundled_index_dir))
+    text = md.read_text()
+    assert "The model cited none of its sources" in text and quoted["citations"][0]["snippet"] in text
     for c in quoted["citations"]:  # verbatim, and numbered as the sources the model was given
         shown = json.loads(run("show", c["paper_id"], "--json", "--index-dir", str(bundled_index_dir)).stdout)
         assert c["snippet"] in shown["abstract"] and data["sources"][c["n"] - 1]["paper_id"] == c["paper_id"]
