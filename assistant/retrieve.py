@@ -333,8 +333,10 @@ def _english_words() -> frozenset[str]:
     return frozenset(w for w in load_tokenizer().get_vocab() if w.isalpha())
 
 
+#: Words a question is built of, mended too though no abstract need have them ("Which paeprs ...", "waht is
+#: ...?"): the area rules and the quoted sentences read them.
 _FRAMING = ("papers", "paper", "works", "studies", "study", "studied", "research", "literature", "articles",
-            "approaches", "methods", "exists", "anyone")
+            "approaches", "methods", "exists", "anyone", "what", "which", "where", "there", "does", "about")
 
 
 def _one_slip(word: str) -> set[str]:

@@ -122,6 +122,8 @@ def test_typos_are_mended_from_the_words_of_the_papers_found(retriever):
     assert found.query == "How does TopoFormer turn a graph into a sequence?"
     assert found.typed == "How does TpooFormer turn a graph into a sequnece?"
     assert found.answerable and found.hits[0].paper_id == "000_c647aebf503422f2#6"
+    # the words questions are built of are mended too, though no abstract need have them
+    assert retriever.mend("whcih papres study federated leanring?") == "which papers study federated learning?"
     # a word of the question's own, in no paper, is left alone: it may be what the corpus lacks
     for question in ("Are there deep learning methods for tabular data?", "Which papers explain grokking?",
                      "Is there work on 3D Gaussian splatting?", "Which papers estimate optical flow between frames?",
