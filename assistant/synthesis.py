@@ -404,9 +404,10 @@ def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: 
         findings = [Finding(ids[i], papers[ids[i]].title,
                             best_sentence(retriever, query, qvec, papers[ids[i]], prefer_contribution=True),
                             0.0) for i in sorted(members)]
-        label = _label([papers[f.paper_id].abstract for f in findings], exclude, weights) if k > 1 else query
+        label = _label([papers[f.paper_id].abstract for f in findings], exclude, weights) if k > 1 else _area(area)
         themes.append(Theme(label, findings))
-    lines = [f"{len(ids)} paper{'s' if len(ids) != 1 else ''} on {query}, "
+    # "Has anyone studied LLM agents?" -> "9 papers on LLM agents", not "on Has anyone studied LLM agents"
+    lines = [f"{len(ids)} paper{'s' if len(ids) != 1 else ''} on {_area(area)}, "
              f"in {len(themes)} theme{'s' if len(themes) != 1 else ''}:"]
     for t in themes:
         lines.append(f"\n**{t.label}**")

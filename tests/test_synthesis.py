@@ -64,6 +64,10 @@ def test_summarize_cites_federated_learning_papers_across_themes(bundled_index_d
         assert t["label"] and t["papers"]
     for c in data["citations"]:
         assert f"[{c['n']}]" in data["answer"]
+    # asked as a question, the overview is still "on" the area
+    res = runner.invoke(app, ["summarize", "Has anyone studied federated learning?", "--index-dir",
+                              str(bundled_index_dir)])
+    assert "papers on federated learning," in res.stdout and "on Has anyone" not in res.stdout
 
 
 def test_summarize_quotes_what_each_paper_contributes_not_the_area_background(bundled_settings):
