@@ -183,7 +183,8 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
     papers = retriever.index.all_papers()
     # "papers that introduce a benchmark": a kind of paper, found by what its contribution sentence says
     kind = contribution_matches(criterion, papers)
-    if not kind and (float(dense[order[:3]].max()) < retriever.threshold() or lacks_area(retriever, _area(criterion), top3)):
+    if not kind and (float(dense[order[:3]].max()) < retriever.threshold()
+                     or lacks_area(retriever, _area(criterion), top3)):
         return WhichResult(criterion, [], mode)
     if mode == "llm":
         candidates = [ids[i] for i in order if ids[i] in kind

@@ -233,7 +233,8 @@ def test_cli_map_writes_png_and_reports_json(bundled_index_dir, tmp_path):
     assert {h["paper_id"] for h in data["highlighted"]} == FL_PAPERS
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # typed with a slip, the area is still found and numbered
-    result = runner.invoke(app, ["map", "federated leanring", "--out", str(out), "--index-dir", str(index_dir), "--json"])
+    result = runner.invoke(app, ["map", "federated leanring", "--out", str(out), "--index-dir", str(index_dir),
+                                 "--json"])
     assert {h["paper_id"] for h in json.loads(result.stdout)["highlighted"]} == FL_PAPERS
 
 
