@@ -504,7 +504,7 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     # papers the question names ("compare LongFilter and DeepEyes", "what is DeepEyes about?")
     named = [] if every_paper else [h for h in hits[:max_papers] if retriever.names(question, h, in_abstract=True)]
     overview = gist or bool(named) and named[0] is hits[0] and bool(OVERVIEW_RE.search(question))
-    if gist:
+    if overview:  # the gist: its best sentences, though they add none of the question's few words
         keep_ratio = 0.0
     survey = survey and not overview  # "summarise the GeneBreaker paper" is about one paper
     if survey:
@@ -516,8 +516,6 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
         quota_first = quota_rest = max(1, min(quota_top, max_sentences // max(len(chosen_hits), 1)))
     elif overview or one_paper:
         chosen_hits, quota_first, quota_rest = hits[:1], quota_top, 1
-        if overview:  # the gist: its best sentences, though they add none of the question's few words
-            keep_ratio = 0.0
     else:
         evidence = evidence or {}
         chosen_hits = [h for h in hits[:max_papers] if h in named or h.paper_id in evidence

@@ -135,6 +135,12 @@ def _print_json(data) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
+def _print_read_as(mended: str | None, console: Console | None = None) -> None:
+    """How a question or criterion with typos was read (Retriever.mend), when it had any."""
+    if mended:
+        (console or out).print(f"[dim]Read as: {escape(mended)}[/]")
+
+
 def render_sources(answer, console: Console | None = None) -> None:
     console = console or out
     if not answer.citations and answer.mode == "llm" and answer.answerable and answer.sources:
@@ -173,8 +179,7 @@ def render_answer(answer, streamed: bool = False, console: Console | None = None
     from .answer import EXTRACTIVE_LABEL
 
     console = console or out
-    if answer.read_as:
-        console.print(f"[dim]Read as: {escape(answer.read_as)}[/]")
+    _print_read_as(answer.read_as, console)
     if answer.mode == "extractive" and answer.answerable:
         console.print(f"[dim italic]{EXTRACTIVE_LABEL}[/]")
     if not streamed:
@@ -422,8 +427,7 @@ def which(
     if as_json:
         _print_json(result.as_dict())
         return
-    if result.read_as:
-        out.print(f"[dim]Read as: {escape(result.read_as)}[/]")
+    _print_read_as(result.read_as)
     out.print(f"[bold]{len(result.papers)}[/] paper{'s' if len(result.papers) != 1 else ''} match "
               f"[italic]{escape(criterion)}[/]" + (" (judged by the LLM)" if result.mode == "llm" else ""))
     for i, f in enumerate(result.papers, 1):
@@ -446,8 +450,7 @@ def summarize(
         return
     from rich.markdown import Markdown
 
-    if summary.read_as:
-        out.print(f"[dim]Read as: {escape(summary.read_as)}[/]")
+    _print_read_as(summary.read_as)
     if summary.note:
         out.print(f"[yellow]{escape(summary.note)}[/]")
     elif summary.mode == "extractive" and summary.citations:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -112,6 +112,7 @@ class Retriever:
         #: When set, only these papers can be retrieved (chat's /filter).
         self.allowed: set[str] | None = None
         self._mended: dict[tuple, str] = {}
+        self._probes: dict[tuple, Retrieval] = {}  # mend's search of a query it left as it was
 
     def set_filter(self, spec: str | None) -> int:
         """Restrict retrieval to a source file (``source:NAME``) or to papers containing a keyword.
@@ -202,23 +203,37 @@ class Retriever:
         and the search is run again with it mended ("TpooFormer" -> "TopoFormer", "dataest
         distillaiton" -> "dataset distillation"): typos pulled cosines under the gate."""
         mended = self.mend(query)
+        probe = self._probes.get(self._key(query))
+        k = k or self.settings.top_k
+        if mended == query and probe is not None and candidates == 100 and k <= len(probe.hits):
+            # nothing mended: mend's search of this query, 10 deep from the same pool, is this search
+            return replace(probe, hits=probe.hits[:k])
         found = self._search(mended, k, candidates)
         if mended != query:
             found.typed = query
         return found
 
+    def _key(self, query: str) -> tuple:
+        return query, None if self.allowed is None else frozenset(self.allowed)  # hits depend on the filter
+
     def mend(self, query: str) -> str:
         """The query with its typos mended (see :meth:`search`); itself when it has none. A query with a
         word nothing knows costs one more search, to see which papers it is about (cached per query)."""
-        key = (query, None if self.allowed is None else frozenset(self.allowed))  # hits depend on the filter
+        key = self._key(query)
         if key in self._mended:
             return self._mended[key]
         unknown = [m for m in _PART.finditer(query) if len(m.group()) >= 4 and m.group().isalpha()
                    and m.group().lower() not in _english_words()
                    and not any(self.index.doc_freq(t) for t in stem_terms(m.group()))]
-        mended = self._mend_with(query, unknown, self._search(query, 10, 100).hits) if unknown else query
+        mended = query
+        if unknown:
+            probe = self._search(query, 10, 100)
+            mended = self._mend_with(query, unknown, probe.hits)
+            if mended == query:  # kept for search() of the same query
+                self._probes[key] = probe
         if len(self._mended) > 256:  # bounded: a chat session asks a few hundred questions at most
             self._mended.clear()
+            self._probes.clear()
         self._mended[key] = mended
         self._mended[(mended, key[1])] = mended  # read again (ask mends, then searches the mended text)
         return mended

@@ -375,12 +375,13 @@ def summarize(retriever: Retriever, area: str, settings: Settings | None = None,
 def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: int) -> Summary:
     from .index import stem_terms
 
+    topic = _area(area)  # "Has anyone studied LLM agents?" -> "LLM agents"
     found = which(retriever, area, replace(settings, llm="off"))
     retrieval = retriever.search(strip_leadin(area), k=8)
     ids = [f.paper_id for f in found.papers]
     # an area no top paper covers in words is one the corpus lacks (see `which`): no nearby papers either
     nearby = [h.paper_id for h in retrieval.hits]
-    if ids or not lacks_area(retriever, _area(area), nearby):
+    if ids or not lacks_area(retriever, topic, nearby):
         for h in retrieval.hits:
             if h.paper_id not in ids and h.dense >= retriever.threshold() and h.score >= 0.5 * retrieval.hits[0].score:
                 ids.append(h.paper_id)
@@ -405,10 +406,9 @@ def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: 
         findings = [Finding(ids[i], papers[ids[i]].title,
                             best_sentence(retriever, query, qvec, papers[ids[i]], prefer_contribution=True),
                             0.0) for i in sorted(members)]
-        label = _label([papers[f.paper_id].abstract for f in findings], exclude, weights) if k > 1 else _area(area)
+        label = _label([papers[f.paper_id].abstract for f in findings], exclude, weights) if k > 1 else topic
         themes.append(Theme(label, findings))
-    # "Has anyone studied LLM agents?" -> "9 papers on LLM agents", not "on Has anyone studied LLM agents"
-    lines = [f"{len(ids)} paper{'s' if len(ids) != 1 else ''} on {_area(area)}, "
+    lines = [f"{len(ids)} paper{'s' if len(ids) != 1 else ''} on {topic}, "
              f"in {len(themes)} theme{'s' if len(themes) != 1 else ''}:"]
     for t in themes:
         lines.append(f"\n**{t.label}**")
