@@ -121,15 +121,39 @@ _AREA_HEAD_END = re.compile(
     r"|\s+(?:that|which|where|with|using|via|from)\b)", re.I)
 
 
+#: Verbs that say what papers do with an area ("Which papers *do* knowledge distillation", "*modify or build
+#: on* LoRA"), not what the area is: left out of the words checked (the framing takes "study", "use", ...).
+_AREA_VERBS = re.compile(
+    r"^(?:(?:do|does|perform|modify|build|extend|improve|apply|develop|present|report|train|evaluate|analy[sz]e|"
+    r"compare|design|employ|leverage|adapt|enhance|handle|solve|target|benchmark|create)s?\b"
+    r"(?:\s+(?:on\s+top\s+of|on|upon|with))?(?:\s*,\s*|\s+(?:or|and|and/or)\s+|\s+))+", re.I)
+
+
+_LEADING_LIST = re.compile(r"^(?:[\w-]+(?:\s*,\s*|\s+(?:or|and|and/or)\s+))+[\w-]+\s+", re.I)
+
+
 def area_focus(topic: str) -> str | None:
-    """The words of an area the corpus must hold for the area to count as covered: the area itself when it
-    is short (<= :data:`COVERAGE_MAX_TERMS` terms), else its head ("question answering over hour-long
-    videos" of "... with multimodal models") when that is short; ``None`` for a long area with no short
-    head, whose words spread over facets ("filtering or curating it, synthesizing more of it, ...")."""
+    """The words of an area the corpus must hold for the area to count as covered, without the verbs that
+    say what papers do with it: the area itself when it is short (<= :data:`COVERAGE_MAX_TERMS` terms),
+    else its head ("question answering over hour-long videos" of "... with multimodal models"), cut to its
+    first :data:`COVERAGE_MAX_TERMS` terms when that is long too ("load balancing of expert routing in
+    sparse mixture-of-experts language models": the area's own words come first, its setting last), after
+    any list of single words it starts with (facets: "curate, filter or audit | the pretraining data ...")."""
+    topic = _AREA_VERBS.sub("", topic.strip()) or topic
     if len(_terms(topic)) <= COVERAGE_MAX_TERMS:
         return topic
     head = _AREA_HEAD_END.split(topic, maxsplit=1)[0].strip(" ,")
-    return head if 0 < len(_terms(head)) <= COVERAGE_MAX_TERMS else None
+    # a list of single words first ("curate, filter, synthesize or audit | the pretraining data of LLMs")
+    # names facets no one paper holds together; what they share follows it
+    head = _LEADING_LIST.sub("", head) if _terms(_LEADING_LIST.sub("", head)) else head
+    if not _terms(head):
+        return None
+    words: list[str] = []
+    for word in head.split():
+        words.append(word)
+        if len(_terms(" ".join(words))) >= COVERAGE_MAX_TERMS:
+            break
+    return " ".join(words)
 
 
 def lacks_area(retriever: Retriever, topic: str, paper_ids: list[str]) -> bool:
@@ -138,12 +162,18 @@ def lacks_area(retriever: Retriever, topic: str, paper_ids: list[str]) -> bool:
     return focus is not None and topic_coverage(retriever, focus, paper_ids) < SURVEY_TOPIC_COVERAGE
 
 
+#: Stemmed words that qualify an area without saying what it is ("evaluators *themselves*", "*new*
+#: methods", "*existing* work"); BM25's stop-word list keeps them, the area's word check does not.
+_VAGUE = {"themselv", "itself", "ourselv", "own", "each", "other", "also", "veri", "new", "novel", "exist",
+          "recent", "current", "various"}
+
+
 def topic_coverage(retriever: Retriever, topic: str, paper_ids: list[str]) -> float:
     """The largest IDF-weighted share of the topic's terms that one of these papers (the top 3) contains
     (a term no paper has weighs as much as the rarest one)."""
     weights = retriever.index.term_weights()
     rarest = max(weights.values(), default=1.0)
-    terms = _terms(topic)
+    terms = _terms(topic) - _VAGUE or _terms(topic)
     total = sum(weights.get(t, rarest) for t in terms)
     papers = retriever.index.all_papers()
     shares = [sum(weights.get(t, rarest) for t in terms & _terms(f"{p.title}\n{p.abstract}")) / total

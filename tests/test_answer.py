@@ -191,8 +191,23 @@ def test_a_long_area_question_needs_the_words_of_its_head():
     assert area_focus("LLM pretraining data: filtering or curating it, or synthesizing more of it") == \
         "LLM pretraining data"
     assert area_focus("time series forecasting") == "time series forecasting"  # short: all of it
-    # long with no short head: its words spread over facets, and nothing is checked
-    assert area_focus("graph neural networks or other learning methods for graph-structured data") is None
+    # long with no short head: its first words name the area, its last ones the setting
+    assert area_focus("load balancing of expert routing in sparse mixture-of-experts language models") == \
+        "load balancing of expert routing in sparse mixture-of-experts"
+    # what papers do with an area is not the area
+    assert area_focus("do knowledge distillation from a larger teacher into a smaller student") == \
+        "knowledge distillation"
+    assert area_focus("modify or build on LoRA") == "LoRA"
+
+
+def test_an_area_question_with_a_verb_or_a_long_head_is_checked_by_its_area(retriever):
+    """"Which papers do X" / "modify or build on X" are answered when the corpus has X; a long area none of
+    whose first words the corpus holds is refused."""
+    for q in ["Which papers do knowledge distillation from a larger teacher model into a smaller student model?",
+              "Which papers modify or build on LoRA (low-rank adapters) for fine-tuning?"]:
+        assert answer_question(retriever, q).answerable, q
+    q = "Which papers study load balancing of expert routing in sparse mixture-of-experts language models?"
+    assert not answer_question(retriever, q).answerable
 
 
 def test_a_long_area_question_on_a_topic_the_corpus_lacks_is_refused(retriever):
