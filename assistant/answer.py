@@ -70,6 +70,94 @@ BOILERPLATE_RE = re.compile(r"https?://|\\url\{|github\.com|\b(?:code|data|model
 _ASKS_FOR_CODE = re.compile(r"\b(?:code|github|repo(?:sitory)?|implementation|available|release[ds]?|url|link)\b", re.I)
 
 
+#: What a question asks for, when it says so: "which RAG benchmarks ...", "what benchmark does ... introduce",
+#: "how many levels ...", "what is this method called". The sentence that restates the question shares most
+#: of its words; the one that answers holds the asked-for word *and* something the question does not have
+#: of the kind that answers: a name, a number, a list. Such a sentence gains ANSWER_BONUS.
+ANSWER_BONUS = 0.25
+_ASKED = re.compile(r"\b(?:which|what|how\s+many|how\s+much)\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.I)
+_AUX = re.compile(r"\b(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|might|may|of|in|"
+                  r"on|for|from|to|with|by|that|the|a|an|this|these|it|its|they|their)\b.*", re.I)
+_ASKS_NAME = re.compile(r"\b(?:what|how)\s+(?:is|are|was)\s+(?:it|they|this|that|the\s+[\w-]+|this\s+[\w-]+)\s+"
+                        r"(?:called|named)\b|\bwhat\s+(?:is|was)\s+(?:the|its|their)\s+name\b|\bname\s+of\b", re.I)
+_GENERIC_ASKED = {"paper", "work", "studi", "articl", "author", "approach", "method", "one", "kind", "type"}
+_NUMBER = re.compile(r"(?:\d[\d,.]*%?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                     r"dozens?|hundreds?|thousands?|millions?|billions?)", re.I)
+_LISTING = re.compile(r"\b(?:such as|like|including|e\.\s?g\.|namely|i\.\s?e\.)\s|:\s", re.I)
+
+
+def asked_for(question: str) -> tuple[set[str], str]:
+    """The stemmed words a question says it asks for ("which RAG benchmarks" -> {rag, benchmark}) and the
+    kind of thing that answers: "name" ("what is this method called?"), "number" ("how many levels"),
+    "any" (a name, a number or a list: "which benchmarks"), "" when it does not say."""
+    if _ASKS_NAME.search(question):
+        return set(), "name"
+    words: set[str] = set()
+    kind = ""
+    for m in _ASKED.finditer(question):
+        found = _terms(_AUX.sub("", m.group(1))) - _GENERIC_ASKED
+        if found:
+            words |= found
+            kind = "number" if m.group().lower().startswith("how") and kind in ("", "number") else "any"
+    return words, kind
+
+
+#: How much more a term of what the question asks counts than one of the words that identify its paper,
+#: when an offline answer picks sentences ("In the FL framework that skips aggregation, *what kind of network
+#: does each client train*?": the sentence that answers shares few of the identifying words).
+ASKED_WEIGHT = 2.0
+_WH = re.compile(r"\b(?:what|which|how|where|when|who|why|whether)\b", re.I)
+_IDENTIFY = re.compile(r"^(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:paper|work|study|article|method|approach|framework|model)\b", re.I)
+
+
+def asked_terms(question: str) -> set[str]:
+    """The terms of what a question asks, as against the words that identify the paper it asks about:
+    "In the work on X that Y, *what pathology appears when ...*", "Which paper X, and *what part of ...*"."""
+    spans = [m.start() for m in _WH.finditer(question)] + [len(question)]
+    out: set[str] = set()
+    for a, b in zip(spans, spans[1:]):
+        if not _IDENTIFY.match(question[a:b]):
+            out |= _terms(question[a:b])
+    return out if out != _terms(question) else set()
+
+
+def _known_names(question: str) -> set[str]:
+    """The question's words, and the acronyms of its runs of words ("VQA" of "visual question answering")."""
+    from .retrieve import _WORD
+
+    words = [w.lower() for w in _WORD.findall(question)]
+    initials = "".join(w[0] for w in words)
+    return set(words) | {initials[i:j] for i in range(len(initials)) for j in range(i + 2, min(i + 7, len(initials) + 1))}
+
+
+def bears_answer(sentence: str, known: set[str], asked: set[str], kind: str, window: int = 4) -> bool:
+    """Whether a sentence holds, within ``window`` words of an asked-for word, something new of the kind that
+    answers it ("benchmarks, such as TyDi QA", "a benchmark LiveDRBench", "four levels"); ``known``:
+    :func:`_known_names` of the question. A name question takes any new name."""
+    from .retrieve import _name_like
+
+    words = sentence.split()
+    clean = [w.replace("\\%", "%").strip(".,;:()[]{}\"'*_$~") for w in words]
+
+    def new_name(w: str) -> bool:
+        return _name_like(w) and w.lower() not in known and re.sub(r"[^a-z]", "", w.lower()) not in known
+
+    def new_number(i: int) -> bool:
+        return bool(_NUMBER.fullmatch(clean[i])) and not words[i].startswith("(") and clean[i].lower() not in known
+
+    if kind == "name":
+        return any(new_name(w) for w in clean)
+    at = [i for i, w in enumerate(clean) if w and _terms(w) & asked]
+    for i in at:
+        near = range(max(0, i - window), min(len(words), i + window + 1))
+        if any(new_number(j) for j in near):
+            return True
+        if kind == "any" and (any(new_name(clean[j]) for j in near)
+                              or _LISTING.search(" ".join(words[i:i + window + 1]))):
+            return True
+    return False
+
+
 def is_survey(question: str) -> bool:
     return bool(SURVEY_RE.search(question))
 
@@ -564,11 +652,19 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
         else retriever.embed_query(question)
     vecs = np.concatenate(blocks) if blocks else np.zeros((0, qvec.shape[0]), dtype=np.float32)
     cos = vecs @ qvec
-    weights = retriever.index.term_weights()
+    weights = dict(retriever.index.term_weights())
     qterms = _terms(question)
+    if not (survey or overview):
+        for t in asked_terms(question) & qterms:
+            weights[t] = weights.get(t, 1.0) * ASKED_WEIGHT
     total = sum(weights.get(t, 1.0) for t in qterms) or 1.0
     sterms = [_terms(s) & qterms for _, s in sentences]
     asks_code = bool(_ASKS_FOR_CODE.search(question))
+    # the answer-bearing bonus orders the top paper's sentences, and such a sentence is quoted while the
+    # paper's quota lasts (its words may be few: "we propose a benchmark LiveDRBench with 100 tasks")
+    asked, kind = asked_for(question) if not (survey or overview) else (set(), "")
+    known = _known_names(question)
+    bonus = [ANSWER_BONUS * bears_answer(s, known, asked, kind) if kind and n == 1 else 0.0 for n, s in sentences]
     picked: list[tuple[int, int]] = []  # (source n, sentence index)
     for n in sorted({n for n, _ in sentences}):
         idx = [i for i, (m, _) in enumerate(sentences) if m == n]
@@ -581,15 +677,16 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
                      + (1 - COSINE_SHARE) * sum(weights.get(t, 1.0) for t in sterms[i] - covered) / total
                      + (SURVEY_CONTRIBUTION * bool(CONTRIBUTION_RE.search(sentences[i][1]))
                         if survey or overview else 0.0)
+                     + bonus[i]
                      for i in idx if (n, i) not in picked and (asks_code or not BOILERPLATE_RE.search(sentences[i][1]))}
             if not gains:
                 break
             best = max(gains, key=gains.get)
             given = (evidence or {}).get(hits[n - 1].paper_id)
             best = next((i for i in gains if sentences[i][1] == given), best)
-            if first_gain is not None and gains[best] < keep_ratio * first_gain:
+            if first_gain is not None and not bonus[best] and gains[best] < keep_ratio * first_gain:
                 break
-            first_gain = gains[best] if first_gain is None else first_gain
+            first_gain = gains[best] - bonus[best] if first_gain is None else first_gain
             picked.append((n, best))
             covered |= sterms[best]
     picked = picked[:max_sentences]

@@ -2,8 +2,8 @@ import re
 
 import pytest
 
-from assistant.answer import (CONTRIBUTION_RE, answer_question, area_focus, format_sources, is_survey,
-                              parse_citations, split_sentences, survey_topic)
+from assistant.answer import (CONTRIBUTION_RE, _known_names, answer_question, area_focus, asked_for, bears_answer,
+                              format_sources, is_survey, parse_citations, split_sentences, survey_topic)
 from assistant.config import Settings
 from assistant.index import Index
 from assistant.prompts import NO_ANSWER_PHRASE
@@ -82,6 +82,31 @@ def test_extractive_answer_picks_the_sentence_with_the_fact(retriever):
     ans = answer_question(retriever, "How many scientific text-figure pairs does FigureBench contain?")
     assert ans.citations[0].paper_id == "003_22ceaf1a0eb8de0c#3"
     assert "3,300" in ans.text
+
+
+@pytest.mark.parametrize("question,kind", [
+    ("Which RAG benchmarks are used to evaluate the ARC-JSD method?", "any"),
+    ("Into how many levels does AQuA classify ambiguity?", "number"),
+    ("What is this method called?", "name"),
+    ("What does the paper propose?", ""),
+])
+def test_what_a_question_asks_for(question, kind):
+    assert asked_for(question)[1] == kind
+
+
+def test_the_answer_is_the_sentence_with_what_was_asked_not_the_one_restating_the_question(retriever):
+    """"Which benchmarks ...": the sentence naming them ("such as TyDi QA, ..."), though the sentences that
+    introduce the method share more of the question's words; "what benchmark does it introduce": the one
+    that names it, not the one that says a benchmark is introduced."""
+    ans = answer_question(retriever, "Which RAG benchmarks are used to evaluate the ARC-JSD context attribution method?")
+    assert "TyDi QA" in ans.text
+    ans = answer_question(retriever, "What benchmark does the paper giving a formal characterization of the 'deep "
+                                     "research' task introduce, and what does it argue is its core defining feature?")
+    assert "LiveDRBench" in ans.text and "fan-out" in ans.text
+    # an acronym of the question's own words is no new name ("VQA" of "visual question answering")
+    known = _known_names("Which visual question answering benchmarks does it use?")
+    assert bears_answer("We evaluate on GQA-Hard and other benchmarks.", known, {"benchmark"}, "any")
+    assert not bears_answer("Existing VQA benchmarks feature clear pairs.", known, {"benchmark"}, "any")
 
 
 def test_off_topic_question_gets_the_no_answer_phrase_and_no_citations(retriever):
