@@ -186,9 +186,9 @@ _SURVEY_FRAME = re.compile(
 #: (benchmarks/survey_gate.py); the dev set's figures do not move.
 SURVEY_TOPIC_GATE = 0.42
 SURVEY_TOPIC_COVERAGE = 0.65
-#: ``which``/``summarize`` skip the word check for a criterion with more terms than this: a long one
-#: spreads them over facets ("filtering or curating it, synthesizing more of it, or auditing what a model
-#: was trained on"), and no one paper holds most of them (dev area questions: 40% and 57%).
+#: The word check reads at most this many terms of an area: a longer one spreads them over facets
+#: ("filtering or curating it, synthesizing more of it, or auditing what a model was trained on") and its
+#: setting, and no one paper holds most of them (dev area questions: 40% and 57%); see :func:`area_focus`.
 COVERAGE_MAX_TERMS = 6
 
 
