@@ -597,6 +597,15 @@ def unstated_detail(question: str, cited: list, n_lines: int) -> str:
     return f"\n\nNone of the cited abstracts mentions {word}: {lines} the closest they come."
 
 
+def _named(retriever: Retriever, question: str, hits: list[Hit]) -> list[Hit]:
+    """The hits the question names, each by a word that names none of the others: "compare CLASH and
+    ChatInject" names two papers; "GNNs" in three abstracts is the field's word, and quoting all three
+    answered a question about one of them with the other two."""
+    words = [retriever.name_words(question, h, in_abstract=True) for h in hits]
+    return [h for i, h in enumerate(hits)
+            if words[i] - set().union(*(w for j, w in enumerate(words) if j != i))]
+
+
 def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
                       max_papers: int = 4, max_sentences: int = 6, quota_top: int = 4,
                       keep_ratio: float = 0.5, every_paper: bool = False, survey: bool = False,
@@ -620,7 +629,7 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     if survey:  # "which papers study X?" asks for the list: every source close enough, as many as -k asks for
         max_papers = max_sentences = max(max_papers, max_sentences, len(hits))
     # papers the question names ("compare LongFilter and DeepEyes", "what is DeepEyes about?")
-    named = [] if every_paper else [h for h in hits[:max_papers] if retriever.names(question, h, in_abstract=True)]
+    named = [] if every_paper else _named(retriever, question, hits[:max_papers])
     overview = gist or bool(named) and named[0] is hits[0] and bool(OVERVIEW_RE.search(question))
     if overview:  # the gist: its best sentences, though they add none of the question's few words
         keep_ratio = 0.0

@@ -297,7 +297,11 @@ class Retriever:
     # unanswerable and out-of-domain questions.
 
     def names(self, query: str, hit: Hit, in_abstract: bool = False) -> bool:
-        """Whether the query names the hit's paper: a word written like a name ("LongFilter", "CLASH": a
+        """Whether the query names the hit's paper (see :meth:`name_words`)."""
+        return bool(self.name_words(query, hit, in_abstract))
+
+    def name_words(self, query: str, hit: Hit, in_abstract: bool = False) -> set[str]:
+        """The words by which the query names the hit's paper: a word written like a name ("LongFilter", "CLASH": a
         capital after the first letter, or all capitals) that is in the paper's title and in at most
         :data:`NAME_MAX_PAPERS` papers, or a coined one (not all capitals) in its abstract and in no other
         paper. "What GPU does LongFilter use?" is about LongFilter, though what it asks is far from every
@@ -312,7 +316,7 @@ class Retriever:
         # arxiv-ml title)
         lower = {w for w in words if w.islower() and len(w) >= 4}
         if not candidates and not lower:
-            return False
+            return set()
         title_words = set(_WORD.findall(hit.title))
         paper = self.index.all_papers().get(hit.paper_id)
         abstract_words = set(_WORD.findall(paper.abstract)) if paper else set()
@@ -320,6 +324,7 @@ class Retriever:
             spelled = {w.lower(): w for w in title_words | abstract_words
                        if _name_like(w) and (not w.isupper() or w.lower() not in _english_words())}
             candidates += [spelled[w] for w in lower if w in spelled]
+        found = set()
         for word in candidates:
             # in the abstract alone, only a coined name ("GeneBreaker") in no other paper: an acronym found in
             # one abstract of a small corpus is as likely a field's word ("DNA" let 6 SciFact claims through)
@@ -327,8 +332,8 @@ class Retriever:
             most = NAME_MAX_PAPERS if word in title_words or in_abstract and word in abstract_words else \
                 1 if coined and word in abstract_words else 0
             if any(0 < self.index.doc_freq(t) <= most for t in stem_terms(word)):
-                return True
-        return False
+                found.add(word.lower())
+        return found
 
     def threshold(self) -> float:
         return self.settings.min_relevance if self.settings.min_relevance is not None else DEFAULT_GATE

@@ -171,6 +171,16 @@ def test_a_question_naming_two_papers_quotes_both(retriever):
     assert {c.paper_id for c in ans.citations} == {"004_b9c85a56bb10ecbe#8", "004_b9c85a56bb10ecbe#19"}
 
 
+def test_a_field_acronym_in_several_abstracts_does_not_name_them_all(retriever):
+    """"VLMs" is in several abstracts: a question about AQuA that says "VLMs" is about AQuA, and its second
+    part ("how do most VLMs respond?") is answered from AQuA's abstract, not from other VLM papers."""
+    ans = answer_question(retriever, "Into how many levels does the AQuA dataset for ambiguous visual question "
+                                     "answering classify ambiguity, and how do most existing VLMs tend to "
+                                     "respond to ambiguous questions?")
+    assert [c.paper_id for c in ans.citations] == ["001_920fbba894271a85#7"]
+    assert "four levels" in ans.text and "overconfident" in ans.text
+
+
 def test_an_area_question_the_framing_sinks_is_answered_from_its_area(retriever):
     """"Are there papers about time series forecasting?": as asked, its best cosine is under the gate
     (the framing pulls it down); the area alone reaches the paper on it, and shares its words."""
