@@ -83,6 +83,7 @@ _ASKS_NAME = re.compile(r"\b(?:what|how)\s+(?:is|are|was)\s+(?:it|they|this|that
 _GENERIC_ASKED = {"paper", "work", "studi", "articl", "author", "approach", "method", "one", "kind", "type"}
 _NUMBER = re.compile(r"(?:\d[\d,.]*%?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                      r"dozens?|hundreds?|thousands?|millions?|billions?)", re.I)
+_SET_OFF = re.compile(r"^(?:_[^_\s]|\*[^*\s]|[\"“][^\"”\s]|\\(?:textit|emph|textbf)\{)")
 _LISTING = re.compile(r"\b(?:such as|like|including|e\.\s?g\.|namely|i\.\s?e\.)\s|:\s", re.I)
 
 
@@ -130,7 +131,7 @@ def _known_names(question: str) -> set[str]:
     return set(words) | {initials[i:j] for i in range(len(initials)) for j in range(i + 2, min(i + 7, len(initials) + 1))}
 
 
-def bears_answer(sentence: str, known: set[str], asked: set[str], kind: str, window: int = 4) -> bool:
+def bears_answer(sentence: str, known: set[str], asked: set[str], kind: str, window: int = 5) -> bool:
     """Whether a sentence holds, within ``window`` words of an asked-for word, something new of the kind that
     answers it ("benchmarks, such as TyDi QA", "a benchmark LiveDRBench", "four levels"); ``known``:
     :func:`_known_names` of the question. A name question takes any new name."""
@@ -142,6 +143,9 @@ def bears_answer(sentence: str, known: set[str], asked: set[str], kind: str, win
     def new_name(w: str) -> bool:
         return _name_like(w) and w.lower() not in known and re.sub(r"[^a-z]", "", w.lower()) not in known
 
+    def set_off(i: int) -> bool:  # a term the abstract marks as its own: _diversity collapse_, "zero-shot evolution"
+        return bool(_SET_OFF.match(words[i])) and clean[i].lower() not in known
+
     def new_number(i: int) -> bool:
         return bool(_NUMBER.fullmatch(clean[i])) and not words[i].startswith("(") and clean[i].lower() not in known
 
@@ -152,7 +156,7 @@ def bears_answer(sentence: str, known: set[str], asked: set[str], kind: str, win
         near = range(max(0, i - window), min(len(words), i + window + 1))
         if any(new_number(j) for j in near):
             return True
-        if kind == "any" and (any(new_name(clean[j]) for j in near)
+        if kind == "any" and (any(new_name(clean[j]) or set_off(j) for j in near)
                               or _LISTING.search(" ".join(words[i:i + window + 1]))):
             return True
     return False

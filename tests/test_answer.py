@@ -107,6 +107,9 @@ def test_the_answer_is_the_sentence_with_what_was_asked_not_the_one_restating_th
     known = _known_names("Which visual question answering benchmarks does it use?")
     assert bears_answer("We evaluate on GQA-Hard and other benchmarks.", known, {"benchmark"}, "any")
     assert not bears_answer("Existing VQA benchmarks feature clear pairs.", known, {"benchmark"}, "any")
+    # a term the abstract sets off as its own answers "what pathology ...?"
+    assert bears_answer("We find the latter results in _diversity collapse_, a previously unknown pathology.",
+                        _known_names("What pathology appears?"), {"patholog"}, "any")
 
 
 def test_off_topic_question_gets_the_no_answer_phrase_and_no_citations(retriever):
