@@ -209,15 +209,18 @@ def survey_topic(question: str) -> str:
 #: ("with / using / via / from ..."). "Question answering over hour-long videos | with multimodal models":
 #: the qualifier's words are everywhere in the corpus, the head's are not.
 _AREA_HEAD_END = re.compile(
-    r"\s*(?:[:;(]|,?\s+(?:i\.\s?e\.|e\.\s?g\.)|,\s+(?:such\s+as|where|which|who|whose|\w+ing)\b"
+    r"\s*(?:[:;(]|,?\s+(?:i\.\s?e\.|e\.\s?g\.)|,\s+(?:such\s+as|for\s+example|for\s+instance|like|where|which|who|"
+    r"whose|\w+ing)\b"
     r"|\s+(?:that|which|where|with|using|via|from)\b)", re.I)
 
 
 #: Verbs that say what papers do with an area ("Which papers *do* knowledge distillation", "*modify or build
 #: on* LoRA"), not what the area is: left out of the words checked (the framing takes "study", "use", ...).
 _AREA_VERBS = re.compile(
-    r"^(?:(?:do|does|perform|modify|build|extend|improve|apply|develop|present|report|train|evaluate|analy[sz]e|"
-    r"compare|design|employ|leverage|adapt|enhance|handle|solve|target|benchmark|create)s?\b"
+    r"^(?:(?:(?:do|does|perform|modify|build|extend|improve|apply|develop|present|report|train|evaluate|analy[sz]e|"
+    r"compare|design|employ|leverage|adapt|enhance|handle|solve|target|benchmark|create|make|use)s?|doing|"
+    r"performing|modifying|modifies|building|extending|improving|applying|applies|developing|evaluating|"
+    r"comparing|designing|employing|leveraging|adapting|enhancing|handling|solving|making|using)\b"
     r"(?:\s+(?:on\s+top\s+of|on|upon|with))?(?:\s*,\s*|\s+(?:or|and|and/or)\s+|\s+))+", re.I)
 
 
@@ -416,8 +419,9 @@ def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     return found
 
 
-#: "Is there a paper on X?": a lookup (one paper is wanted) that names its topic as an area question does.
-_PAPER_ON = re.compile(r"^\s*(?:is|are)\s+there\s+(?:a|an|any|one)\s+(?:single\s+)?(?:paper|work|study|article)\s+"
+#: "Is there a paper on X?", "How does the paper on X do Y?": a lookup (one paper is wanted) that names its
+#: topic as an area question does.
+_PAPER_ON = re.compile(r"\b(?:a|an|any|one|the)\s+(?:single\s+)?(?:paper|work|study|article)\s+"
                        r"(?:on|about|regarding|into)\s+(.+)$", re.I)
 
 
@@ -426,7 +430,7 @@ def _retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     if not is_survey(question):
         # the topic must be in the papers' words, as an area's must; no second look (taken as an area
         # question, "is there a paper on protein structure prediction ...?" passed the second look)
-        named = _PAPER_ON.match(question)
+        named = _PAPER_ON.search(question)
         if found.answerable and named and lacks_area(retriever, named.group(1).strip(" ?.!"),
                                                      [h.paper_id for h in found.hits]):
             found.answerable = False

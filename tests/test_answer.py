@@ -246,6 +246,17 @@ def test_an_area_question_with_a_verb_or_a_long_head_is_checked_by_its_area(retr
         assert answer_question(retriever, q).answerable, q
     q = "Which papers study load balancing of expert routing in sparse mixture-of-experts language models?"
     assert not answer_question(retriever, q).answerable
+    q = ("Has anyone worked on making multiple LLMs or LLM agents collaborate, for example by training a "
+         "collaborator agent or a coordinator that assigns roles to different models?")
+    assert answer_question(retriever, q).answerable
+
+
+def test_the_paper_on_x_needs_the_words_of_x(retriever):
+    """"How does the paper on X do Y?" names X as "Is there a paper on X?" does."""
+    q = "How does the paper on automated theorem proving in Lean use reinforcement learning to train the prover?"
+    assert not answer_question(retriever, q).answerable
+    q = "The paper on the stability of self-supervised representations splits it into which two notions?"
+    assert answer_question(retriever, q).answerable
 
 
 def test_a_long_area_question_on_a_topic_the_corpus_lacks_is_refused(retriever):
