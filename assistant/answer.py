@@ -123,12 +123,14 @@ def asked_terms(question: str) -> set[str]:
 
 
 def _known_names(question: str) -> set[str]:
-    """The question's words, and the acronyms of its runs of words ("VQA" of "visual question answering")."""
+    """The question's words (as typed and stemmed), and the acronyms of its runs of words ("VQA" of "visual
+    question answering")."""
     from .retrieve import _WORD
 
     words = [w.lower() for w in _WORD.findall(question)]
     initials = "".join(w[0] for w in words)
-    return set(words) | {initials[i:j] for i in range(len(initials)) for j in range(i + 2, min(i + 7, len(initials) + 1))}
+    return set(words) | _terms(question) | \
+        {initials[i:j] for i in range(len(initials)) for j in range(i + 2, min(i + 7, len(initials) + 1))}
 
 
 def bears_answer(sentence: str, known: set[str], asked: set[str], kind: str, window: int = 5) -> bool:
@@ -140,8 +142,10 @@ def bears_answer(sentence: str, known: set[str], asked: set[str], kind: str, win
     words = sentence.split()
     clean = [w.replace("\\%", "%").strip(".,;:()[]{}\"'*_$~") for w in words]
 
-    def new_name(w: str) -> bool:
-        return _name_like(w) and w.lower() not in known and re.sub(r"[^a-z]", "", w.lower()) not in known
+    def new_name(w: str, first: bool = False) -> bool:
+        # a name, or a capitalised word inside the sentence ("Llama3 and Qwen3 families", "Qronos")
+        return (_name_like(w) or not first and w[:1].isupper()) and w.lower() not in known \
+            and re.sub(r"[^a-z]", "", w.lower()) not in known and not _terms(w) <= known
 
     def set_off(i: int) -> bool:  # a term the abstract marks as its own: _diversity collapse_, "zero-shot evolution"
         return bool(_SET_OFF.match(words[i])) and clean[i].lower() not in known
@@ -150,13 +154,13 @@ def bears_answer(sentence: str, known: set[str], asked: set[str], kind: str, win
         return bool(_NUMBER.fullmatch(clean[i])) and not words[i].startswith("(") and clean[i].lower() not in known
 
     if kind == "name":
-        return any(new_name(w) for w in clean)
+        return any(new_name(w, j == 0) for j, w in enumerate(clean))
     at = [i for i, w in enumerate(clean) if w and _terms(w) & asked]
     for i in at:
         near = range(max(0, i - window), min(len(words), i + window + 1))
         if any(new_number(j) for j in near):
             return True
-        if kind == "any" and (any(new_name(clean[j]) or set_off(j) for j in near)
+        if kind == "any" and (any(new_name(clean[j], j == 0) or set_off(j) for j in near)
                               or _LISTING.search(" ".join(words[i:i + window + 1]))):
             return True
     return False
@@ -702,7 +706,11 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
             given = (evidence or {}).get(hits[n - 1].paper_id)
             best = next((i for i in gains if sentences[i][1] == given), best)
             if first_gain is not None and not bonus[best] and gains[best] < keep_ratio * first_gain:
-                break
+                # past the cut, only a sentence that bears the answer is still quoted
+                bearing = [i for i in gains if bonus[i]]
+                if not bearing:
+                    break
+                best = max(bearing, key=gains.get)
             first_gain = gains[best] - bonus[best] if first_gain is None else first_gain
             picked.append((n, best))
             covered |= sterms[best]

@@ -107,6 +107,10 @@ def test_the_answer_is_the_sentence_with_what_was_asked_not_the_one_restating_th
     known = _known_names("Which visual question answering benchmarks does it use?")
     assert bears_answer("We evaluate on GQA-Hard and other benchmarks.", known, {"benchmark"}, "any")
     assert not bears_answer("Existing VQA benchmarks feature clear pairs.", known, {"benchmark"}, "any")
+    # capitalised inside the sentence: a name, though not written like one ("Llama3", "Qronos")
+    q = "Which language model families were used to evaluate it?"
+    assert bears_answer("We evaluate Qronos using recent language models in the Llama3 and Qwen3 families.",
+                        _known_names(q), *asked_for(q))
     # a term the abstract sets off as its own answers "what pathology ...?"
     assert bears_answer("We find the latter results in _diversity collapse_, a previously unknown pathology.",
                         _known_names("What pathology appears?"), {"patholog"}, "any")
