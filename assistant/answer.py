@@ -429,9 +429,34 @@ _PAPER_ON = re.compile(r"\b(?:a|an|any|one|the)\s+(?:single\s+)?(?:paper|work|st
                        r"(?:on|about|regarding|into)\s+(.+)$", re.I)
 
 
+#: A question of fewer stemmed terms than SHORT_TERMS must reach SHORT_GATE, not only the gate, unless it
+#: names its paper or a top-3 paper holds its words (as an area's are checked): a short question matches
+#: a paper on part of its words at a higher cosine than a long one does ("How do mixture-of-experts
+#: models route tokens to experts?" 0.44 to papers on routing queries and merging "experts"), while
+#: "what about diffusion models?" in a chat (0.46) is about words the papers have. The bar is the middle
+#: of the plateau over every question set in benchmarks/data and the dev set (benchmarks/gate.py, "short
+#: questions").
+SHORT_TERMS = 10
+SHORT_GATE = 0.46
+#: Stemmed words that ask rather than say what about: left out when a short question's words are checked.
+_ASKING = {"what", "about", "which", "how", "who", "where", "when", "whi", "ani", "doe", "do", "did", "can", "were",
+           "has", "have", "been", "it", "some", "tell", "me", "paper", "propos", "method", "work", "studi",
+           "approach", "use", "introduc", "show", "exist"}
+
+
+def short_question_held(retriever: Retriever, question: str, found: Retrieval) -> bool:
+    """Whether a top-3 paper holds the words of a question (those that ask, "which paper proposes", aside)."""
+    said = " ".join(w for w in re.findall(r"[\w-]+", question) if not _terms(w) <= _ASKING)
+    return topic_coverage(retriever, said, [h.paper_id for h in found.hits]) >= SURVEY_TOPIC_COVERAGE
+
+
 def _retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     found = retriever.search(question, k=k)
     if not is_survey(question):
+        if found.answerable and found.confidence < max(SHORT_GATE, retriever.threshold()) \
+                and len(_terms(question)) < SHORT_TERMS and not retriever.names(question, found.hits[0]) \
+                and not short_question_held(retriever, question, found):
+            found.answerable = False
         # the topic must be in the papers' words, as an area's must; no second look (taken as an area
         # question, "is there a paper on protein structure prediction ...?" passed the second look)
         named = _PAPER_ON.search(question)
