@@ -682,8 +682,10 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
         chosen_hits, quota_first, quota_rest = hits[:1], quota_top, 1
     else:
         evidence = evidence or {}
-        chosen_hits = [h for h in hits[:max_papers] if h in named or h.paper_id in evidence
-                       or h.score >= 0.6 * top and h.dense >= retriever.threshold() * 0.9] or hits[:1]
+        # the top hit always (it leads the fused ranking, though its own best chunk may be under the gate
+        # when BM25 carried it), the others while close to it and similar enough on their own
+        chosen_hits = [h for h in hits[:max_papers] if h is hits[0] or h in named or h.paper_id in evidence
+                       or h.score >= 0.6 * top and h.dense >= retriever.threshold() * 0.9]
         quota_first, quota_rest = (1 if survey else quota_top), 1
     sentences: list[tuple[int, str]] = []
     blocks = []

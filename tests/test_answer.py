@@ -116,6 +116,15 @@ def test_the_answer_is_the_sentence_with_what_was_asked_not_the_one_restating_th
                         _known_names("What pathology appears?"), {"patholog"}, "any")
 
 
+def test_the_top_hit_is_quoted_first_though_its_own_cosine_is_low(retriever):
+    """BM25 can carry a paper to the top whose best chunk is less similar than the next papers': it is
+    still the first source quoted (it was left out, and the answer cited only the two after it)."""
+    q = "Which method interprets fine-tuned LLMs via singular vectors of weight differences?"
+    ans = answer_question(retriever, q)
+    assert ans.sources[0].paper_id == "004_b9c85a56bb10ecbe#14"
+    assert ans.citations[0].paper_id == "004_b9c85a56bb10ecbe#14"
+
+
 def test_off_topic_question_gets_the_no_answer_phrase_and_no_citations(retriever):
     ans = answer_question(retriever, "What is a good recipe for sourdough bread?")
     assert not ans.answerable
