@@ -108,7 +108,8 @@ def asked_for(question: str) -> tuple[set[str], str]:
 #: does each client train*?": the sentence that answers shares few of the identifying words).
 ASKED_WEIGHT = 2.0
 _WH = re.compile(r"\b(?:what|which|how|where|when|who|why|whether)\b", re.I)
-_IDENTIFY = re.compile(r"^(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:paper|work|study|article|method|approach|framework|model)\b", re.I)
+_IDENTIFY = re.compile(r"^(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:paper|work|study|article|method|approach|"
+                       r"framework|model)\b", re.I)
 
 
 def asked_terms(question: str) -> set[str]:

@@ -98,7 +98,8 @@ def test_the_answer_is_the_sentence_with_what_was_asked_not_the_one_restating_th
     """"Which benchmarks ...": the sentence naming them ("such as TyDi QA, ..."), though the sentences that
     introduce the method share more of the question's words; "what benchmark does it introduce": the one
     that names it, not the one that says a benchmark is introduced."""
-    ans = answer_question(retriever, "Which RAG benchmarks are used to evaluate the ARC-JSD context attribution method?")
+    ans = answer_question(retriever, "Which RAG benchmarks are used to evaluate the ARC-JSD context "
+                                     "attribution method?")
     assert "TyDi QA" in ans.text
     ans = answer_question(retriever, "What benchmark does the paper giving a formal characterization of the 'deep "
                                      "research' task introduce, and what does it argue is its core defining feature?")
