@@ -263,6 +263,11 @@ def test_an_area_question_with_a_verb_or_a_long_head_is_checked_by_its_area(retr
     q = ("Has anyone worked on making multiple LLMs or LLM agents collaborate, for example by training a "
          "collaborator agent or a coordinator that assigns roles to different models?")
     assert answer_question(retriever, q).answerable
+    assert answer_question(retriever, "Which papers propose or analyze federated learning methods?").answerable
+    # a long area cut to its first words is a rough reading: half of them in a top paper will do
+    q = ("Which papers study cooperation among multiple LLM agents or coordinating several LLMs to solve a "
+         "task together?")
+    assert answer_question(retriever, q).answerable
 
 
 def test_a_short_question_just_past_the_gate_needs_its_words_in_a_paper(retriever):
