@@ -224,8 +224,9 @@ _AREA_HEAD_END = re.compile(
 _AREA_VERBS = re.compile(
     r"^(?:(?:or|and|and/or)\s+)?(?:(?:(?:do|does|perform|modify|build|extend|improve|apply|develop|present|report|"
     r"train|evaluate|analy[sz]e|compare|design|employ|leverage|adapt|enhance|handle|solve|target|benchmark|"
-    r"create|make|use)s?|doing|performing|modifying|modifies|building|extending|improving|applying|applies|developing|evaluating|"
-    r"comparing|designing|employing|leveraging|adapting|enhancing|handling|solving|making|using)\b"
+    r"create|make|use)s?|doing|performing|modifying|modifies|building|extending|improving|applying|applies|"
+    r"developing|evaluating|comparing|designing|employing|leveraging|adapting|enhancing|handling|solving|making|"
+    r"using)\b"
     r"(?:\s+(?:on\s+top\s+of|on|upon|with))?(?:\s*,\s*|\s+(?:or|and|and/or)\s+|\s+))+", re.I)
 
 
