@@ -280,6 +280,18 @@ def test_a_short_question_just_past_the_gate_needs_its_words_in_a_paper(retrieve
     assert answer_question(retriever, "What does FigureBench contain?").answerable
 
 
+def test_an_area_question_ranks_by_the_question_and_by_its_area_alone(retriever):
+    """"Which papers study federated learning?" asked as is ranked a paper on something else above RESFL,
+    one of the four federated-learning papers; blended with the ranking of "federated learning" alone, the
+    four come first."""
+    fl = {"000_c647aebf503422f2#1", "001_920fbba894271a85#10", "002_20c6bded0bdf1017#1", "004_b9c85a56bb10ecbe#5"}
+    asked = retriever.search("Which papers study federated learning?", k=5)
+    assert {h.paper_id for h in asked.hits[:4]} != fl  # the question as asked
+    ans = answer_question(retriever, "Which papers study federated learning?")
+    assert {h.paper_id for h in ans.sources[:4]} == fl
+    assert [h.rank for h in ans.sources] == list(range(1, len(ans.sources) + 1))
+
+
 def test_the_paper_on_x_needs_the_words_of_x(retriever):
     """"How does the paper on X do Y?" names X as "Is there a paper on X?" does."""
     q = "How does the paper on automated theorem proving in Lean use reinforcement learning to train the prover?"

@@ -134,7 +134,7 @@ def test_malformed_json_response_is_an_llm_error(retriever, mocked_openai_chat, 
 
 def test_support_marks_flag_a_claim_its_source_does_not_back(retriever, mocked_openai_chat):
     mocked_openai_chat.return_value = sse_response(
-        "Federated learning trains models across distributed clients without sharing data [1]. "
+        "Federated learning trains models across clients [1]. "
         "The Eiffel Tower was painted bright green in 1850 by medieval monks [1].")
     ans = answer_question(retriever, QUESTION)
     marks = {m["sentence"].split()[1]: m for m in ans.support}
