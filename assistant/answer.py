@@ -270,17 +270,14 @@ CUT_AREA_COVERAGE = 0.5
 
 
 def lacks_area(retriever: Retriever, topic: str, paper_ids: list[str]) -> bool:
-    """An area none of its top 3 papers holds in words (its :func:`area_focus`) is one the corpus lacks."""
-    return holds_area(retriever, topic, paper_ids, unchecked=True) is False
+    """An area none of its top 3 papers holds in words (its :func:`area_focus`) is one the corpus lacks; an
+    area with no words to check is not."""
+    return area_focus(topic) is not None and not holds_area(retriever, topic, paper_ids)
 
 
-def holds_area(retriever: Retriever, topic: str, paper_ids: list[str],
-               unchecked: bool | None = None) -> bool | None:
-    """Whether one of the top 3 papers holds the area's words (its :func:`area_focus`); an area with no
-    words to check is ``unchecked`` (default: its whole text is checked)."""
+def holds_area(retriever: Retriever, topic: str, paper_ids: list[str]) -> bool:
+    """Whether one of the top 3 papers holds the area's words (its :func:`area_focus`, else its whole text)."""
     focus, cut = _area_focus(topic)
-    if focus is None and unchecked is not None:
-        return unchecked
     share = CUT_AREA_COVERAGE if cut else SURVEY_TOPIC_COVERAGE
     return topic_coverage(retriever, focus or topic, paper_ids) >= share
 
@@ -478,15 +475,14 @@ def short_question_held(retriever: Retriever, question: str, found: Retrieval) -
 AREA_POOL = 20
 
 
-def _area_ranking(retriever: Retriever, question: str, topic: str, k: int) -> list[Hit]:
+def _area_ranking(retriever: Retriever, asked: list[Hit], topic: str, k: int) -> list[Hit]:
     """An area question's papers ranked by the question as asked and by its area alone, each score divided by
     its list's best and the two averaged (on the question's scale): the framing ("Which papers study ...")
     pulls some papers up that the area alone does not, and the area alone loses what the framing says
     ("... report reducing ..."). Over the question files' area questions, nDCG@10 0.968 -> 0.972 pooled (the
     area alone: 0.973, but lower on two sets), no set lower; quoted precision on survey_gate's 81 area
-    questions 0.885 -> 0.908."""
-    wide = max(k, AREA_POOL)
-    asked, alone = retriever.search(question, k=wide).hits, retriever.search(topic, k=wide).hits
+    questions 0.885 -> 0.908. ``asked``: the question's top :data:`AREA_POOL` (or ``k``) hits."""
+    alone = retriever.search(topic, k=max(k, AREA_POOL)).hits
     if not asked or not alone:
         return asked[:k] or alone[:k]
     top_asked, top_alone = asked[0].score or 1e-9, alone[0].score or 1e-9
@@ -500,8 +496,12 @@ def _area_ranking(retriever: Retriever, question: str, topic: str, k: int) -> li
 
 
 def _retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
-    found = retriever.search(question, k=k)
-    if not is_survey(question):
+    survey = is_survey(question)
+    # an area question's wider list feeds its blended ranking: its top k are those a search for k returns
+    # (the candidate pool does not depend on k below 25)
+    found = retriever.search(question, k=max(k, AREA_POOL) if survey else k)
+    wide, found.hits = found.hits, found.hits[:k]
+    if not survey:
         if found.answerable and found.confidence < max(SHORT_GATE, retriever.threshold()) \
                 and len(_terms(question)) < SHORT_TERMS and not retriever.names(question, found.hits[0]) \
                 and not short_question_held(retriever, question, found):
@@ -519,7 +519,7 @@ def _retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
         if topic != question and lacks_area(retriever, topic, [h.paper_id for h in found.hits]):
             found.answerable = False
         if found.answerable and topic != question:
-            found.hits = _area_ranking(retriever, question, topic, k)
+            found.hits = _area_ranking(retriever, wide, topic, k)
         return found
     if topic == question:
         return found
@@ -761,7 +761,7 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     # the answer-bearing bonus orders the top paper's sentences, and such a sentence is quoted while the
     # paper's quota lasts (its words may be few: "we propose a benchmark LiveDRBench with 100 tasks")
     asked, kind = asked_for(question) if not (survey or overview) else (set(), "")
-    known = _known_names(question)
+    known = _known_names(question) if kind else set()
     bonus = [ANSWER_BONUS * bears_answer(s, known, asked, kind) if kind and n == 1 else 0.0 for n, s in sentences]
     picked: list[tuple[int, int]] = []  # (source n, sentence index)
     for n in sorted({n for n, _ in sentences}):
