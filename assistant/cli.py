@@ -107,17 +107,21 @@ class _BuildProgress:
         self.label = label
         self.progress = None
         self.task = None
+        self.finished = False
 
     def __call__(self, done: int, total: int) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+        if self.finished and done >= total:  # the ingest reports its last group twice: one bar, not two
+            return
         if self.progress is None:
             self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                      TimeRemainingColumn(), console=getattr(err, "real", err), transient=False)
             self.progress.start()
             self.task = self.progress.add_task(self.label, total=total)
         self.progress.update(self.task, completed=done, total=total)
-        if done >= total:
+        self.finished = done >= total
+        if self.finished:
             self.close()
 
     def close(self) -> None:

@@ -68,6 +68,13 @@ def test_ingest_reports_and_is_idempotent(tmp_path):
     assert second["added"] == 0 and second["unchanged"] == 3
 
 
+def test_ingest_shows_one_progress_bar(tmp_path):
+    res = run("ingest", str(FIXTURES / "mini_zh.txt"), "--index-dir", str(tmp_path / "idx"))
+    assert res.exit_code == 0
+    # the last group is reported twice (its last batch, then the group); the bar must not start over
+    assert res.stderr.count("Embedding papers") == 1 and "3/3" in res.stderr
+
+
 def test_ingest_missing_path_fails_cleanly(tmp_path):
     res = run("ingest", str(tmp_path / "missing.txt"), "--index-dir", str(tmp_path / "idx"))
     assert res.exit_code == 3 and "no such file" in res.stderr and "Traceback" not in res.output
