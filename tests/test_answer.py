@@ -2,8 +2,8 @@ import re
 
 import pytest
 
-from assistant.answer import (CONTRIBUTION_RE, _known_names, answer_question, area_focus, asked_for, bears_answer,
-                              format_sources, is_survey, parse_citations, split_sentences, survey_topic)
+from assistant.answer import (CONTRIBUTION_RE, _known_names, answer_question, area_focus, area_means, asked_for,
+                              bears_answer, format_sources, is_survey, parse_citations, split_sentences, survey_topic)
 from assistant.config import Settings
 from assistant.index import Index
 from assistant.prompts import NO_ANSWER_PHRASE
@@ -250,6 +250,22 @@ def test_a_long_area_question_needs_the_words_of_its_head():
     assert area_focus("do knowledge distillation from a larger teacher into a smaller student") == \
         "knowledge distillation"
     assert area_focus("modify or build on LoRA") == "LoRA"
+
+
+def test_a_long_area_question_needs_the_words_of_a_specific_means_too(retriever):
+    """"X with Y": a specific means is part of the area ("accelerate LLM inference *with speculative decoding*");
+    a generic one ("with multimodal models") is in every abstract; "with respect to" is no means."""
+    topic = survey_topic("Which papers accelerate LLM inference with speculative decoding, where a small draft model "
+                         "proposes tokens that a larger model verifies?")
+    assert area_means(topic) == "speculative decoding"
+    assert area_means("question answering over hour-long videos with multimodal models") == "multimodal models"
+    assert area_means("measuring or improving fairness with respect to demographic or sensitive attributes") is None
+    assert area_means("federated learning with differential privacy") is None  # short: all of it is checked
+    # the corpus has papers that accelerate LLM inference, none with speculative decoding
+    assert area_focus(topic) == "accelerate LLM inference"
+    assert not answer_question(retriever, f"Which papers {topic}?").answerable
+    assert answer_question(retriever, "Which papers improve visual reasoning of vision-language models with "
+                                      "reinforcement learning, for example self-rewarding?").answerable
 
 
 def test_an_area_question_with_a_verb_or_a_long_head_is_checked_by_its_area(retriever):
