@@ -91,16 +91,23 @@ def asked_for(question: str) -> tuple[set[str], str]:
     """The stemmed words a question says it asks for ("which RAG benchmarks" -> {rag, benchmark}) and the
     kind of thing that answers: "name" ("what is this method called?"), "number" ("how many levels"),
     "any" (a name, a number or a list: "which benchmarks"), "" when it does not say."""
-    if _ASKS_NAME.search(question):
+    kinds = asked_kinds(question)
+    if kinds is None:
         return set(), "name"
-    words: set[str] = set()
-    kind = ""
+    return set(kinds), "any" if "any" in kinds.values() else "number" if kinds else ""
+
+
+def asked_kinds(question: str) -> dict[str, str] | None:
+    """Each word :func:`asked_for` finds, with the kind its own phrase asks for: in "How many tasks ..., and what
+    overall F1 ...?" a number answers "tasks", anything "F1". None for a name question."""
+    if _ASKS_NAME.search(question):
+        return None
+    kinds: dict[str, str] = {}
     for m in _ASKED.finditer(question):
-        found = _terms(_AUX.sub("", m.group(1))) - _GENERIC_ASKED
-        if found:
-            words |= found
-            kind = "number" if m.group().lower().startswith("how") and kind in ("", "number") else "any"
-    return words, kind
+        kind = "number" if m.group().lower().startswith("how") else "any"
+        for word in _terms(_AUX.sub("", m.group(1))) - _GENERIC_ASKED:
+            kinds[word] = "any" if kinds.get(word, kind) == "any" else kind
+    return kinds
 
 
 #: How much more a term of what the question asks counts than one of the words that identify its paper,
@@ -134,10 +141,11 @@ def _known_names(question: str) -> set[str]:
         {initials[i:j] for i in range(len(initials)) for j in range(i + 2, min(i + 7, len(initials) + 1))}
 
 
-def bears_answer(sentence: str, known: set[str], asked: set[str], kind: str, window: int = 5) -> bool:
+def bears_answer(sentence: str, known: set[str], asked: set[str] | dict[str, str], kind: str, window: int = 5) -> bool:
     """Whether a sentence holds, within ``window`` words of an asked-for word, something new of the kind that
     answers it ("benchmarks, such as TyDi QA", "a benchmark LiveDRBench", "four levels"); ``known``:
-    :func:`_known_names` of the question. A name question takes any new name."""
+    :func:`_known_names` of the question. A name question takes any new name. ``asked`` may give each word its
+    own kind (:func:`asked_kinds`): then "how many tasks" wants a number near "tasks", not "tasks such as"."""
     from .retrieve import _name_like
 
     words = sentence.split()
@@ -156,15 +164,18 @@ def bears_answer(sentence: str, known: set[str], asked: set[str], kind: str, win
 
     if kind == "name":
         return any(new_name(w, j == 0) for j, w in enumerate(clean))
-    at = [i for i, w in enumerate(clean) if w and _terms(w) & asked]
-    for i in at:
+    kinds = asked if isinstance(asked, dict) else dict.fromkeys(asked, kind)
+    at = [(i, hit) for i, w in enumerate(clean) if w and (hit := _terms(w) & kinds.keys())]
+    for i, hit in at:
         near = range(max(0, i - window), min(len(words), i + window + 1))
         if any(new_number(j) for j in near):
             return True
-        if kind == "any" and (any(new_name(clean[j], j == 0) or set_off(j) for j in near)
-                              or _LISTING.search(" ".join(words[i:i + window + 1]))):
+        if any(kinds[t] == "any" for t in hit) and (any(new_name(clean[j], j == 0) or set_off(j) for j in near)
+                                                    or _LISTING.search(" ".join(words[i:i + window + 1]))):
             return True
-    return False
+    # "what RLVR-based method do they propose?": "we propose Think-as-Locals to ... via RLVR" names it further off
+    return any(kinds[t] == "any" for _, hit in at for t in hit) and bool(CONTRIBUTION_RE.search(sentence)) \
+        and any(new_name(w, j == 0) for j, w in enumerate(clean))
 
 
 def is_survey(question: str) -> bool:
@@ -791,6 +802,8 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     # the answer-bearing bonus orders the top paper's sentences, and such a sentence is quoted while the
     # paper's quota lasts (its words may be few: "we propose a benchmark LiveDRBench with 100 tasks")
     asked, kind = asked_for(question) if not (survey or overview) else (set(), "")
+    if kind in ("any", "number"):
+        asked = asked_kinds(question)
     known = _known_names(question) if kind else set()
     bonus = [ANSWER_BONUS * bears_answer(s, known, asked, kind) if kind and n == 1 else 0.0 for n, s in sentences]
     picked: list[tuple[int, int]] = []  # (source n, sentence index)

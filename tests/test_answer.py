@@ -3,7 +3,8 @@ import re
 import pytest
 
 from assistant.answer import (CONTRIBUTION_RE, _known_names, answer_question, area_focus, area_means, asked_for,
-                              bears_answer, format_sources, is_survey, parse_citations, split_sentences, survey_topic)
+                              asked_kinds, bears_answer, format_sources, is_survey, parse_citations, split_sentences,
+                              survey_topic)
 from assistant.config import Settings
 from assistant.index import Index
 from assistant.prompts import NO_ANSWER_PHRASE
@@ -115,6 +116,22 @@ def test_the_answer_is_the_sentence_with_what_was_asked_not_the_one_restating_th
     # a term the abstract sets off as its own answers "what pathology ...?"
     assert bears_answer("We find the latter results in _diversity collapse_, a previously unknown pathology.",
                         _known_names("What pathology appears?"), {"patholog"}, "any")
+
+
+def test_each_asked_word_wants_the_kind_its_own_phrase_asks_for():
+    """"How many tasks ..., and what overall F1 ...?": a number answers "tasks" (not "tasks such as writing
+    surveys"); "what RLVR-based method do they propose?" is answered by "we propose <name> ... via RLVR"."""
+    q = "How many tasks does that benchmark have, and what overall F1 did the best system get?"
+    kinds = asked_kinds(q)
+    assert kinds["task"] == "number" and kinds["f1"] == "any"
+    known = _known_names(q)
+    assert not bears_answer("Information tasks such as writing surveys require complex search.", known, kinds, "any")
+    assert bears_answer("We propose a benchmark LiveDRBench with 100 challenging tasks.", known, kinds, "any")
+    q = "How many cultures does the reward modeling benchmark cover, and what RLVR-based method do its authors propose?"
+    assert bears_answer("To address these, we propose Think-as-Locals to elicit deeper culturally grounded reasoning "
+                        "from generative RMs via reinforcement learning from verifiable rewards (RLVR).",
+                        _known_names(q), asked_kinds(q), "any")
+    assert asked_kinds("What is this method called?") is None
 
 
 def test_the_top_hit_is_quoted_first_though_its_own_cosine_is_low(retriever):

@@ -70,6 +70,15 @@ def test_an_offline_followup_about_it_quotes_only_that_paper(conversation):
     assert "The cited abstract does not mention datasets" in ans.text
 
 
+def test_an_offline_followup_asking_two_things_quotes_both_answers(conversation):
+    """"How many tasks ..., and what overall F1 ...?": the sentence with the number of tasks, not the ones that
+    restate what the first turn asked ("Information tasks such as writing surveys ...")."""
+    conversation.ask("I'm looking for a paper that formally characterizes the 'deep research' task and builds a "
+                     "benchmark for it.")
+    ans = conversation.ask("How many tasks does that benchmark have, and what overall F1 did the best system get?")
+    assert "100 challenging tasks" in ans.text and "0.55" in ans.text
+
+
 def test_an_offline_followup_comparing_it_with_a_named_paper_quotes_both(conversation):
     conversation.ask("What is LongFilter about?")
     ans = conversation.ask("compare it with DeepEyes")
