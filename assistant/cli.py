@@ -96,6 +96,12 @@ def handle_errors(fn):
         except KeyboardInterrupt:
             err.print("Interrupted.")
             raise typer.Exit(130) from None
+        except OSError as exc:  # the file system said no (permissions, a full disk): the user's to fix, in one line
+            if os.environ.get("ASSISTANT_DEBUG"):
+                raise
+            where = f": {exc.filename}" if exc.filename else ""
+            err.print(f"[bold red]Error:[/] {escape((exc.strerror or str(exc)) + where)}")
+            raise typer.Exit(1) from None
 
     return wrapper
 

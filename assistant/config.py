@@ -146,7 +146,11 @@ class Settings:
         if not 0.0 <= settings.dense_weight <= 1.0:
             raise ConfigError("ASSISTANT_DENSE_WEIGHT must be between 0 and 1")
         overrides = {k: v for k, v in overrides.items() if v is not None}
-        return replace(settings, **overrides) if overrides else settings
+        settings = replace(settings, **overrides) if overrides else settings
+        if settings.index_dir.exists() and not settings.index_dir.is_dir():
+            raise ConfigError(f"the index directory {settings.index_dir} is a file; pass a directory with --index-dir "
+                              "or ASSISTANT_INDEX_DIR")
+        return settings
 
     @property
     def llm_enabled(self) -> bool:

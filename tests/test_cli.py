@@ -75,6 +75,19 @@ def test_ingest_shows_one_progress_bar(tmp_path):
     assert res.stderr.count("Embedding papers") == 1 and "3/3" in res.stderr
 
 
+def test_an_index_dir_that_is_a_file_is_one_line_and_nonzero(tmp_path):
+    """A file where the index should be, or under it: one line each, nothing written."""
+    a_file = tmp_path / "notes.csv"
+    a_file.write_text("a,b\n1,2\n")
+    res = run("papers", "--index-dir", str(a_file))
+    said = "".join(res.stderr.split("\n"))  # one message, wrapped by rich at the test's 80 columns
+    assert res.exit_code == 2 and said.startswith("Error:") and "is a file" in said and "Traceback" not in res.output
+    res = run("ingest", str(FIXTURES / "mini_zh.txt"), "--index-dir", str(a_file / "idx"))
+    said = "".join(res.stderr.split("\n"))
+    assert res.exit_code == 1 and said.startswith("Error:") and str(a_file) in said.replace(" ", "")
+    assert "Traceback" not in res.output and a_file.read_text() == "a,b\n1,2\n"
+
+
 def test_ingest_missing_path_fails_cleanly(tmp_path):
     res = run("ingest", str(tmp_path / "missing.txt"), "--index-dir", str(tmp_path / "idx"))
     assert res.exit_code == 3 and "no such file" in res.stderr and "Traceback" not in res.output
