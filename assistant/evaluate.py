@@ -68,6 +68,12 @@ def load_questions(path: Path) -> list[dict]:
             raise InputError(f"{path}:{lineno}: unknown type {item.get('type')!r}; expected one of {', '.join(TYPES)}")
         if not (item.get("question") or item.get("turns")):
             raise InputError(f"{path}:{lineno}: needs 'question' or 'turns'")
+        gold = item.get("gold", [])
+        if not isinstance(gold, list) or not all(isinstance(g, str) for g in gold):
+            raise InputError(f"{path}:{lineno}: 'gold' must be a list of paper ids")
+        if item["type"] != "none" and not gold:
+            raise InputError(f"{path}:{lineno}: a {item['type']} question needs its gold paper ids in 'gold'")
+        item.setdefault("id", f"{path.stem}:{lineno}")  # the --json rows and the table name each question
         items.append(item)
     return items
 

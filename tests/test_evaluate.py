@@ -25,6 +25,15 @@ def test_question_file_errors_name_the_line(tmp_path):
     f.write_text('{"id": "a", "type": "lookup", "question": "q", "gold": ["x"]}\n{"id": "b", "type": "weird"}\n')
     with pytest.raises(InputError, match="q.jsonl:2.*unknown type"):
         load_questions(f)
+    # a question with no gold would score 0 and pull the averages down without a word
+    f.write_text('{"id": "a", "type": "none", "question": "q"}\n{"id": "b", "type": "lookup", "question": "q"}\n')
+    with pytest.raises(InputError, match="q.jsonl:2.*needs its gold"):
+        load_questions(f)
+    f.write_text('{"type": "area", "question": "q", "gold": "x#1"}\n')
+    with pytest.raises(InputError, match="q.jsonl:1.*list of paper ids"):
+        load_questions(f)
+    f.write_text('{"type": "none", "question": "q"}\n')
+    assert load_questions(f)[0]["id"] == "q:1"
 
 
 def test_eval_json_prints_a_row_per_question_and_a_summary(tmp_path, bundled_index_dir):
