@@ -269,6 +269,28 @@ def test_a_long_area_question_needs_the_words_of_its_head():
     assert area_focus("modify or build on LoRA") == "LoRA"
 
 
+def test_a_singular_lookup_is_not_an_area_question():
+    """"Which paper *studies* X" asks for one paper ("studies" is the verb, not the plural noun); "is there work
+    that <does something>" describes one work, "is there work that studies X" asks for an area."""
+    assert not is_survey("Which paper studies lazy agent behavior in multi-agent LLM reasoning?")
+    assert is_survey("Which papers study lazy agents?") and is_survey("Which two papers study X?")
+    assert not is_survey("Is there work that judges how close two phrases are in meaning by comparing pictures?")
+    assert not is_survey("Is there work where one controller is trained for many robot bodies?")
+    assert is_survey("Is there work that studies federated unlearning?") and is_survey("Is there work on X?")
+
+
+def test_a_framed_lookup_the_gate_refuses_gets_a_second_look_at_its_description(retriever):
+    """"Which paper studies <description>": the framing pulls the cosine under the gate (0.40); the description
+    alone passes and its words are in the paper. A lookup on a topic the corpus lacks stays refused."""
+    q = "Which paper studies a scaled-up linear-RNN layer that exactly solves a regression each step?"
+    assert not retriever.search(q).answerable
+    ans = answer_question(retriever, q)
+    assert ans.answerable and ans.citations[0].paper_id == "000_c647aebf503422f2#8"
+    for q in ["Which paper introduces a multi-object tracking method for crowded videos?",
+              "Which benchmark evaluates LLMs on formal theorem proving in Lean?"]:
+        assert not answer_question(retriever, q).answerable, q
+
+
 def test_a_long_area_question_needs_the_words_of_a_specific_means_too(retriever):
     """"X with Y": a specific means is part of the area ("accelerate LLM inference *with speculative decoding*");
     a generic one ("with multimodal models") is in every abstract; "with respect to" is no means."""
