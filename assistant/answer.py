@@ -82,6 +82,7 @@ _AUX = re.compile(r"\b(?:is|are|was|were|does|do|did|can|could|has|have|had|will
                   r"on|for|from|to|with|by|that|the|a|an|this|these|it|its|they|their)\b.*", re.I)
 _ASKS_NAME = re.compile(r"\b(?:what|how)\s+(?:is|are|was)\s+(?:it|they|this|that|the\s+[\w-]+|this\s+[\w-]+)\s+"
                         r"(?:called|named)\b|\bwhat\s+(?:is|was)\s+(?:the|its|their)\s+name\b|\bname\s+of\b", re.I)
+_COPULA_FIRST = re.compile(r"^(?:is|are|was|were)\s+(?:the|its|their)\s+", re.I)
 _GENERIC_ASKED = {"paper", "work", "studi", "articl", "author", "approach", "method", "one", "kind", "type"}
 _NUMBER = re.compile(r"(?:\d[\d,.]*%?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                      r"dozens?|hundreds?|thousands?|millions?|billions?)", re.I)
@@ -107,7 +108,9 @@ def asked_kinds(question: str) -> dict[str, str] | None:
     kinds: dict[str, str] = {}
     for m in _ASKED.finditer(question):
         kind = "number" if m.group().lower().startswith("how") else "any"
-        for word in _terms(_AUX.sub("", m.group(1))) - _GENERIC_ASKED:
+        # "which are the games ...?" asks for games (a list); "what is the cost ...?" for a description
+        phrase = _COPULA_FIRST.sub("", m.group(1)) if m.group().lower().startswith("which") else m.group(1)
+        for word in _terms(_AUX.sub("", phrase)) - _GENERIC_ASKED:
             kinds[word] = "any" if kinds.get(word, kind) == "any" else kind
     return kinds
 

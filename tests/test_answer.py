@@ -132,6 +132,9 @@ def test_each_asked_word_wants_the_kind_its_own_phrase_asks_for():
                         "from generative RMs via reinforcement learning from verifiable rewards (RLVR).",
                         _known_names(q), asked_kinds(q), "any")
     assert asked_kinds("What is this method called?") is None
+    # "which are the games ...?" asks for games; "what is the cost ...?" for a description, not a name
+    assert asked_kinds("In SPIRAL, which are the games they use in multi-game training?") == {"game": "any"}
+    assert asked_kinds("What is the cost of the approach?") == {}
 
 
 def test_the_top_hit_is_quoted_first_though_its_own_cosine_is_low(retriever):
