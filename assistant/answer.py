@@ -511,10 +511,14 @@ _ASKING = {"what", "about", "which", "how", "who", "where", "when", "whi", "ani"
            "approach", "use", "introduc", "show", "exist"}
 
 
+def said_words(question: str) -> str:
+    """The words of a question that say what about (those that ask, "which paper proposes", aside)."""
+    return " ".join(w for w in re.findall(r"[\w-]+", question) if not _terms(w) <= _ASKING)
+
+
 def short_question_held(retriever: Retriever, question: str, found: Retrieval) -> bool:
-    """Whether a top-3 paper holds the words of a question (those that ask, "which paper proposes", aside)."""
-    said = " ".join(w for w in re.findall(r"[\w-]+", question) if not _terms(w) <= _ASKING)
-    return topic_coverage(retriever, said, [h.paper_id for h in found.hits]) >= SURVEY_TOPIC_COVERAGE
+    """Whether a top-3 paper holds the words of a question (:func:`said_words`)."""
+    return topic_coverage(retriever, said_words(question), [h.paper_id for h in found.hits]) >= SURVEY_TOPIC_COVERAGE
 
 
 #: How many papers each of an area question's two rankings contributes to their blend.

@@ -2,7 +2,10 @@
 
 A follow-up ("how much does it reduce forgetting?") is retrieved with the conversation's help:
 with an LLM, the condense prompt rewrites it as a standalone question; without one, it is
-combined with the previous question and the title of the previous answer's top paper.
+combined with the previous question and the title of the previous answer's top paper. A question that
+says it is new or names a paper of its own ("Different question: is there a paper on X? What does it
+find?") is asked as it is; offline, one with no "it" that only the previous top paper's words answer is
+combined too.
 A follow-up that names sources of the previous answer ("[2]", "paper 3", "the second one", "the first
 and third papers", "the last one") is answered from those papers only, in either mode; one that chooses
 among them ("which of them handles fairness?") from the papers it cited, ranked by what it asks.
@@ -48,6 +51,25 @@ _ORDINAL = re.compile(
     r"report|reports|show|shows|find|finds|mean|means|handle|handles|achieve|achieves|address|addresses|"
     r"measure|measures|evaluate|evaluates|need|needs|work|works|compare|about|on|in|with)\b)))", re.I)
 
+
+#: A question that starts a new topic though it says "it" or "they": it says so ("Different question: ...",
+#: "Switching topics: ...") or names a paper of its own before asking about it ("is there a paper on X?
+#: what does it find?", "which paper does X, and what does it compare to?", "there's a paper proposing X").
+_NEW_TOPIC = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|so|now|also|and)\W+)*(?:(?:a|one)\s+)?(?:different|new|another|unrelated|separate)\s+"
+    r"(?:question|topic|thing|one|paper)\b|^\W*(?:(?:ok(?:ay)?|now)\W+)*(?:switching|changing)\s+(?:topics?|gears|"
+    r"subjects?|the\s+(?:topic|subject))\b|^\W*(?:(?:ok(?:ay)?|now)\W+)*(?:something\s+else|separately|on\s+another\s+"
+    r"note|unrelated(?:ly)?)\b", re.I)
+_OWN_PAPER = re.compile(
+    r"\b(?:is|are)\s+there\s+(?:a|an|any|some)\s+(?:[\w-]+\s+){0,3}?(?:paper|work|study|method|approach|benchmark|"
+    r"framework|dataset|technique)s?\b"
+    r"|\bwhich\s+(?:[\w-]+\s+){0,2}?(?:paper|work|study|article|method|approach|benchmark|framework)\s+"
+    r"(?!(?:do|does|did|is|was|are|were|has|have|had)\s+(?:it|they|this|that|the|its|their)\b)"
+    r"|\bthere(?:'s|\s+is)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}?(?:paper|work|study|method|benchmark)\b", re.I)
+
+#: "How many parameters?", "which datasets?": a detail asked of the paper talked about, though its word is not
+#: in that paper's abstract (the abstract names "FACET and CARLA", not "datasets"). Not "what about X?".
+_DETAIL = re.compile(r"^\W*(?:and\s+)?(?:which|what|how\s+(?:many|much|big|large|fast|long|well))\s+(?!about\b)", re.I)
 
 #: "Which of them handles fairness?", "do any of these use RL?", "which one is fastest?": a choice among the
 #: papers of the previous answer, not a new search (which the previous top paper's title would anchor).
@@ -162,9 +184,13 @@ class Conversation:
                 return papers
         return []
 
+    def starts_afresh(self, question: str) -> bool:
+        """Whether a question leaves the conversation's paper: it says so, or names a paper of its own."""
+        return bool(_NEW_TOPIC.search(question) or _OWN_PAPER.search(question))
+
     def standalone(self, question: str) -> str:
         """The query used for retrieval: the question itself, or a rewrite that resolves references."""
-        if not self.turns:
+        if not self.turns or self.starts_afresh(question):
             return question
         if self.settings.llm_enabled:
             rewritten = self._condense(question)
@@ -173,7 +199,7 @@ class Conversation:
             if not self.is_followup(question) or not (
                     _ANAPHORA.search(rewritten) or not self.retriever.search(rewritten, k=3).answerable):
                 return rewritten
-        elif not self.is_followup(question):
+        elif not self.is_followup(question) and not self._continues(question):
             return question
         prev = self.last
         # The previous top paper's title anchors "it"; the previous question carries the topic.
@@ -188,13 +214,25 @@ class Conversation:
         base = prev.answer.retrieval_query or prev.question
         return " ".join(x for x in (base, anchor, question) if x)
 
+    def _continues(self, question: str) -> bool:
+        """A question with no "it" that the corpus cannot answer on its own but whose words the previous top
+        paper holds is about that paper ("How does the gain compare to the oracle upper bound?")."""
+        from .answer import SURVEY_TOPIC_COVERAGE, said_words, topic_coverage
+
+        prev = self.last.answer
+        top = prev.citations[0].paper_id if prev.citations else \
+            prev.sources[0].paper_id if prev.sources and prev.answerable else None
+        if top is None or self.retriever.search(question, k=3).answerable:
+            return False
+        return topic_coverage(self.retriever, said_words(question), [top]) >= SURVEY_TOPIC_COVERAGE
+
     def _changes_topic(self, question: str, top: str | None) -> bool:
         """A short follow-up with no "it" ("what about diffusion models?") that is answerable on its own
         and names nothing the previous top paper has moves to a new topic: combined with the previous
         question and that paper's title, it was answered from that paper (which never mentions it)."""
         from .answer import _terms
 
-        if _ANAPHORA.search(question) or top is None:
+        if _ANAPHORA.search(question) or top is None or _DETAIL.search(question):
             return False
         asked = _terms(question) - _FILLER - {"about", "what", "how", "which", "why"}
         paper = self.retriever.index.all_papers().get(top)

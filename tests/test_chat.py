@@ -79,6 +79,44 @@ def test_an_offline_followup_asking_two_things_quotes_both_answers(conversation)
     assert "100 challenging tasks" in ans.text and "0.55" in ans.text
 
 
+def test_a_question_that_names_its_own_paper_or_says_it_is_new_starts_afresh(conversation):
+    """"Different question: is there a paper on X? What does it find?": "it" is the new paper, not the one talked
+    about (combined with the previous question and paper, every such switch cited the old paper first)."""
+    assert conversation.starts_afresh("Different question: is there a benchmark for X, and what gap do they find?")
+    assert conversation.starts_afresh("Switching gears: which paper does federated clustering, and what does it do?")
+    assert conversation.starts_afresh("OK, a different one: there's a paper proposing ICA post-processing. Where?")
+    for followup in ["Which two algorithms does it analyze?", "Which benchmark did they use?",
+                     "What lightweight remedy does it propose, and which RL algorithms was it evaluated with?",
+                     "what datasets did it use?", "and the second one?"]:
+        assert not conversation.starts_afresh(followup), followup
+    conversation.ask("Is there a paper comparing SGD with Polyak momentum to online SGD through a high-dimensional "
+                     "scaling limit?")
+    ans = conversation.ask("Different question: is there a theoretical paper on in-context learning of Hölder "
+                           "functions on manifolds with transformers? What does their regression rate depend on?")
+    assert ans.citations[0].paper_id == "004_b9c85a56bb10ecbe#11"
+
+
+def test_a_short_detail_question_stays_with_the_paper_talked_about(conversation):
+    """"Which datasets?" asks the paper just discussed, though its abstract names them ("FACET and CARLA")
+    without the word: it was asked on its own and answered from a dataset-distillation paper."""
+    conversation.ask("Which paper tackles the privacy-fairness trade-off in federated object detection for "
+                     "autonomous vehicles?")
+    ans = conversation.ask("Which datasets?")
+    assert ans.citations[0].paper_id == "004_b9c85a56bb10ecbe#5"
+
+
+def test_a_question_only_the_paper_talked_about_answers_is_about_it(conversation):
+    """No "it", but the corpus cannot answer it alone and the previous paper has its words ("oracle upper
+    bound"): asked on its own, it was refused."""
+    conversation.ask("Which paper pretrains language models on a synthesized corpus produced by first learning "
+                     "relations between documents in the pretraining data?")
+    ans = conversation.ask("How does the gain compare to the oracle upper bound?")
+    assert ans.answerable and ans.citations[0].paper_id == "003_22ceaf1a0eb8de0c#17"
+    assert "20x more unique data" in ans.text
+    # a new question the corpus cannot answer stays refused
+    assert not conversation.ask("Is there work on global weather forecasting with deep learning?").answerable
+
+
 def test_an_offline_followup_comparing_it_with_a_named_paper_quotes_both(conversation):
     conversation.ask("What is LongFilter about?")
     ans = conversation.ask("compare it with DeepEyes")
