@@ -110,8 +110,15 @@ def asked_kinds(question: str) -> dict[str, str] | None:
         kind = "number" if m.group().lower().startswith("how") else "any"
         # "which are the games ...?" asks for games (a list); "what is the cost ...?" for a description
         phrase = _COPULA_FIRST.sub("", m.group(1)) if m.group().lower().startswith("which") else m.group(1)
-        for word in _terms(_AUX.sub("", phrase)) - _GENERIC_ASKED:
+        asked = _AUX.sub("", phrase).split()
+        for word in _terms(" ".join(asked)) - _GENERIC_ASKED:
             kinds[word] = "any" if kinds.get(word, kind) == "any" else kind
+        # "which datasets?": a plural asks for a list of names, which the abstract may give without the word
+        # ("high mAP on FACET and CARLA")
+        if kind == "any" and asked and not _terms(" ".join(asked)) & _GENERIC_ASKED \
+                and asked[-1].lower().endswith("s") and not asked[-1].lower().endswith("ss") and _terms(asked[-1]):
+            for word in _terms(asked[-1]) - _GENERIC_ASKED:
+                kinds[word] = "list"
     return kinds
 
 
@@ -175,11 +182,14 @@ def bears_answer(sentence: str, known: set[str], asked: set[str] | dict[str, str
         near = range(max(0, i - window), min(len(words), i + window + 1))
         if any(new_number(j) for j in near):
             return True
-        if any(kinds[t] == "any" for t in hit) and (any(new_name(clean[j], j == 0) or set_off(j) for j in near)
-                                                    or _LISTING.search(" ".join(words[i:i + window + 1]))):
+        if any(kinds[t] in ("any", "list") for t in hit) and (
+                any(new_name(clean[j], j == 0) or set_off(j) for j in near)
+                or _LISTING.search(" ".join(words[i:i + window + 1]))):
             return True
+    if "list" in kinds.values() and sum(new_name(w, j == 0) for j, w in enumerate(clean)) >= 2:
+        return True  # "which datasets?": "it achieves high mAP on FACET and CARLA"
     # "what RLVR-based method do they propose?": "we propose Think-as-Locals to ... via RLVR" names it further off
-    return any(kinds[t] == "any" for _, hit in at for t in hit) and bool(CONTRIBUTION_RE.search(sentence)) \
+    return any(kinds[t] in ("any", "list") for _, hit in at for t in hit) and bool(CONTRIBUTION_RE.search(sentence)) \
         and any(new_name(w, j == 0) for j, w in enumerate(clean))
 
 
@@ -547,9 +557,10 @@ def _area_ranking(retriever: Retriever, asked: list[Hit], topic: str, k: int) ->
 
 #: The framing of a lookup ("Which paper studies", "What method was proposed for", "Is there a benchmark that
 #: evaluates"): what is left describes the paper.
-_LOOKUP_FRAME = re.compile(r"^\s*(?:which|what|is\s+there\s+(?:a|an|any)|any)\s+(?:[\w-]+\s+){0,2}?(?:paper|work|study|"
-                           r"article|method|approach|framework|model|benchmark|technique|system)\s+(?:(?:that|which)\s+)?"
-                           r"(?:(?:was|is|were|has\s+been)\s+)?[\w-]+\s+(?:(?:on|about|for|to)\s+)?", re.I)
+_LOOKUP_FRAME = re.compile(
+    r"^\s*(?:which|what|is\s+there\s+(?:a|an|any)|any)\s+(?:[\w-]+\s+){0,2}?(?:paper|work|study|article|method|"
+    r"approach|framework|model|benchmark|technique|system)\s+(?:(?:that|which)\s+)?(?:(?:was|is|were|has\s+been)\s+)?"
+    r"[\w-]+\s+(?:(?:on|about|for|to)\s+)?", re.I)
 
 
 def _retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:

@@ -133,8 +133,14 @@ def test_each_asked_word_wants_the_kind_its_own_phrase_asks_for():
                         _known_names(q), asked_kinds(q), "any")
     assert asked_kinds("What is this method called?") is None
     # "which are the games ...?" asks for games; "what is the cost ...?" for a description, not a name
-    assert asked_kinds("In SPIRAL, which are the games they use in multi-game training?") == {"game": "any"}
+    assert asked_kinds("In SPIRAL, which are the games they use in multi-game training?") == {"game": "list"}
     assert asked_kinds("What is the cost of the approach?") == {}
+    # a plural asks for a list of names, which may come without the word: "high mAP on FACET and CARLA"
+    assert asked_kinds("Which datasets?") == {"dataset": "list"}
+    assert asked_kinds("Which paper shows X?") == {"show": "any"}  # "paper shows": the frame, not a plural
+    sentence = "We demonstrate RESFL in autonomous vehicle scenarios, where it achieves high mAP on FACET and CARLA."
+    assert bears_answer(sentence, _known_names("Which datasets?"), asked_kinds("Which datasets?"), "any")
+    assert not bears_answer(sentence, _known_names("Which method?"), asked_kinds("Which method?"), "any")
 
 
 def test_the_top_hit_is_quoted_first_though_its_own_cosine_is_low(retriever):

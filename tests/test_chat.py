@@ -102,7 +102,7 @@ def test_a_short_detail_question_stays_with_the_paper_talked_about(conversation)
     conversation.ask("Which paper tackles the privacy-fairness trade-off in federated object detection for "
                      "autonomous vehicles?")
     ans = conversation.ask("Which datasets?")
-    assert ans.citations[0].paper_id == "004_b9c85a56bb10ecbe#5"
+    assert ans.citations[0].paper_id == "004_b9c85a56bb10ecbe#5" and "FACET and CARLA" in ans.text
 
 
 def test_a_question_only_the_paper_talked_about_answers_is_about_it(conversation):
