@@ -55,6 +55,14 @@ def escape(text: str) -> str:
     return rich_escape(text)
 
 
+def shown(text: str) -> str:
+    """Abstract text for the terminal: its LaTeX as plain Unicode (``86.2\\%`` -> ``86.2%``), escaped for rich.
+    --json keeps the text verbatim."""
+    from .corpus import readable
+
+    return escape(readable(text))
+
+
 out = _LazyConsole(highlight=False, soft_wrap=False)
 err = _LazyConsole(stderr=True, highlight=False)
 
@@ -162,7 +170,7 @@ def render_sources(answer, console: Console | None = None) -> None:
             _print_paper(f"[{n}]", h.paper_id, h.title, None, console)
         if answer.quoted:
             console.print("\n[dim italic]What they say, quoted without the model (verbatim, cited):[/]")
-            console.print(escape(answer.quoted))
+            console.print(shown(answer.quoted))
         return
     if not answer.citations:
         return
@@ -180,9 +188,9 @@ def render_sources(answer, console: Console | None = None) -> None:
 def _print_paper(label: str, paper_id: str, title: str, quote: str | None = None, console: Console | None = None):
     """One cited paper: label, id, title, and the quoted sentence or snippet."""
     console = console or out
-    console.print(f"[bold cyan]{escape(label)}[/] [green]{escape(paper_id)}[/] — {escape(title)}")
+    console.print(f"[bold cyan]{escape(label)}[/] [green]{escape(paper_id)}[/] — {shown(title)}")
     if quote:
-        console.print(f"    [dim]“{escape(quote)}”[/]")
+        console.print(f"    [dim]“{shown(quote)}”[/]")
 
 
 def render_answer(answer, streamed: bool = False, console: Console | None = None) -> None:
@@ -193,7 +201,7 @@ def render_answer(answer, streamed: bool = False, console: Console | None = None
     if answer.mode == "extractive" and answer.answerable:
         console.print(f"[dim italic]{EXTRACTIVE_LABEL}[/]")
     if not streamed:
-        console.print(escape(answer.text))
+        console.print(shown(answer.text))
     elif answer.invalid_citations:
         console.print(f"[yellow]Note: citations {', '.join(f'[{n}]' for n in answer.invalid_citations)} "
                       "do not match any source and were removed.[/]")
@@ -204,7 +212,7 @@ def render_answer(answer, streamed: bool = False, console: Console | None = None
     if weak:
         console.print("\n[yellow]Check these claims: their cited abstracts do not clearly support them[/]")
         for s in weak:
-            console.print(f"[yellow]  ⚠ {escape(s['sentence'])}[/]")
+            console.print(f"[yellow]  ⚠ {shown(s['sentence'])}[/]")
     render_sources(answer, console)
 
 
@@ -236,7 +244,9 @@ class _Stream:
             from rich.markdown import Markdown
 
             if final_text is not None:  # the parsed text: unknown citations now marked [n?]
-                self.live.update(Markdown(final_text))
+                from .corpus import readable
+
+                self.live.update(Markdown(readable(final_text)))
             self.live.stop()
             self.live = None
         elif self.used:
@@ -366,7 +376,7 @@ def search(
     table.add_column("title / snippet", ratio=1)
     for h in result.hits:
         table.add_row(str(h.rank), escape(h.paper_id), f"{h.score:.3f}",
-                      f"[bold]{escape(h.title)}[/]\n[dim]{escape(h.snippet[:240])}[/]")
+                      f"[bold]{shown(h.title)}[/]\n[dim]{shown(h.snippet[:240])}[/]")
     out.print(table)
     if not result.answerable:
         out.print("[yellow]None of these looks relevant enough to answer from.[/]")
@@ -392,7 +402,7 @@ def papers(
     table.add_column("paper", style="green", no_wrap=True)
     table.add_column("title", ratio=1)
     for p in items:
-        table.add_row(escape(p.id), escape(p.title))
+        table.add_row(escape(p.id), shown(p.title))
     out.print(table)
     out.print(f"{len(items)} papers")
 
@@ -413,14 +423,14 @@ def show(
                      "source": p.source, "position": p.position, "authors": list(p.authors), "url": p.url,
                      "urls": list(p.urls), "date": p.date, "keywords": list(p.keywords)})
         return
-    out.print(f"[bold]{escape(p.title)}[/]" + (" [dim](title derived from the abstract)[/]" if p.title_derived else ""))
+    out.print(f"[bold]{shown(p.title)}[/]" + (" [dim](title derived from the abstract)[/]" if p.title_derived else ""))
     out.print(f"[green]{escape(p.id)}[/]  [dim]{escape(p.source)} #{p.position}[/]")
     if p.authors:
         out.print(escape(", ".join(p.authors)))
     if p.url:
         out.print(f"[link={p.url}]{escape(p.url)}[/link]")
     out.print()
-    out.print(escape(p.abstract))
+    out.print(shown(p.abstract))
 
 
 @app.command()
@@ -460,12 +470,14 @@ def summarize(
         return
     from rich.markdown import Markdown
 
+    from .corpus import readable
+
     _print_read_as(summary.read_as)
     if summary.note:
         out.print(f"[yellow]{escape(summary.note)}[/]")
     elif summary.mode == "extractive" and summary.citations:
         out.print("[dim italic]Extractive overview (no LLM configured): verbatim sentences from the abstracts.[/]")
-    out.print(Markdown(summary.answer))
+    out.print(Markdown(readable(summary.answer)))
     if summary.citations:
         out.print("\n[bold]Sources[/]")
         for c in summary.citations:
@@ -695,7 +707,7 @@ def chat(
                               else "[dim]No answer yet.[/]")
                 else:
                     p = conv.retriever.index.get_paper(sources[int(arg) - 1].paper_id)
-                    out.print(f"[bold]{escape(p.title)}[/] [green]{escape(p.id)}[/]\n{escape(p.abstract)}")
+                    out.print(f"[bold]{shown(p.title)}[/] [green]{escape(p.id)}[/]\n{shown(p.abstract)}")
             elif cmd == "/filter":
                 arg = line.split(maxsplit=1)[1].strip() if len(line.split(maxsplit=1)) > 1 else ""
                 if not arg:

@@ -78,6 +78,47 @@ def normalise_space(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+# --- display -------------------------------------------------------------------------------
+
+#: LaTeX that abstracts carry from their sources, as a terminal shows it (quotes stay verbatim in --json and
+#: exports; only what a person reads is changed).
+_LATEX_SYMBOLS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
+    "eta": "η", "theta": "θ", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π",
+    "rho": "ρ", "sigma": "σ", "tau": "τ", "phi": "φ", "varphi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω",
+    "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Sigma": "Σ", "Phi": "Φ", "Omega": "Ω",
+    "times": "×", "to": "→", "rightarrow": "→", "leftarrow": "←", "leq": "≤", "le": "≤", "geq": "≥", "ge": "≥",
+    "approx": "≈", "sim": "~", "cdot": "·", "infty": "∞", "pm": "±", "neq": "≠", "ll": "≪", "gg": "≫",
+    "in": "∈", "sqrt": "√", "ldots": "…", "dots": "…",
+}
+_SUPERSCRIPT = str.maketrans("0123456789+-n", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻ⁿ")
+_TEXT_MACRO = re.compile(r"\\(?:emph|textit|textbf|textsc|texttt|underline|url|mathrm|mathbf|mathcal|mathit|"
+                         r"text|operatorname)\{([^{}]*)\}")
+_MATH = re.compile(r"\$(?!\s)([^$\n]{1,80}?)(?<!\s)\$")  # "$x$", not "costs $5 and $6"
+
+
+def _math(body: str) -> str:
+    body = _TEXT_MACRO.sub(r"\1", body)
+    body = re.sub(r"\\([A-Za-z]+)", lambda m: _LATEX_SYMBOLS.get(m.group(1), m.group(0)), body)
+    body = re.sub(r"\^\{?([0-9+\-n]{1,3})\}?", lambda m: m.group(1).translate(_SUPERSCRIPT), body)
+    body = re.sub(r"\\([%&_#$])", r"\1", body)
+    return body.replace("\\,", " ").replace("{", "").replace("}", "")
+
+
+def readable(text: str) -> str:
+    """Abstract text with its LaTeX markup as plain Unicode, for a person to read: ``86.2\\%`` -> ``86.2%``,
+    ``\\emph{link function}`` -> ``link function``, ``$\\alpha$-mixture`` -> ``α-mixture``, ``SRe$^2$L`` ->
+    ``SRe²L``, two backquotes ... two quotes -> curly quotes. Text without markup comes back as it is."""
+    if "\\" not in text and "$" not in text and "``" not in text:
+        return text
+    text = _MATH.sub(lambda m: _math(m.group(1)), text)
+    for _ in range(2):  # one level of nesting: \textbf{\emph{x}}
+        text = _TEXT_MACRO.sub(r"\1", text)
+    text = re.sub(r"\\([%&_#$])", r"\1", text)
+    text = re.sub(r"\\(times|to|approx|sim|cdot|pm|leq|geq)\b", lambda m: _LATEX_SYMBOLS[m.group(1)], text)
+    return text.replace("``", "“").replace("''", "”")
+
+
 # --- derived titles -------------------------------------------------------------------------
 
 _INTRO_RE = re.compile(

@@ -53,6 +53,13 @@ def test_papers_and_show(bundled_index_dir):
     assert "Mixture-of-Thought (MoT)" in res.stdout and "truth-table" in res.stdout
 
 
+def test_the_terminal_shows_latex_as_text_and_json_keeps_it_verbatim(bundled_index_dir):
+    res = run("show", "001_920fbba894271a85#14", "--index-dir", str(bundled_index_dir))
+    assert "α-mixture" in res.stdout and "\\alpha" not in res.stdout
+    data = json.loads(run("show", "001_920fbba894271a85#14", "--json", "--index-dir", str(bundled_index_dir)).stdout)
+    assert "$\\alpha$-mixture" in data["abstract"]
+
+
 def test_unknown_paper_id_is_one_line_and_nonzero(bundled_index_dir):
     res = run("show", "nope#1", "--index-dir", str(bundled_index_dir))
     assert res.exit_code == 3

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.corpus import derive_title, load_papers, parse_file
+from assistant.corpus import derive_title, load_papers, parse_file, readable
 from assistant.errors import InputError
 
 from .conftest import FIXTURES
@@ -219,3 +219,16 @@ def test_records_without_an_id_are_numbered_like_text_lists(tmp_path):
     c = tmp_path / "list.csv"
     c.write_text('title,abstract\nA,"Alpha text."\nB,"Beta text."\n')
     assert [p.id for p in load_papers([c])[0]] == ["list#1", "list#2"]
+
+
+def test_readable_shows_latex_markup_as_plain_unicode():
+    """Abstracts carry LaTeX from their sources; a terminal shows what it means."""
+    assert readable(r"a new record of $86.2\%$ on LiveCodeBench") == "a new record of 86.2% on LiveCodeBench"
+    assert readable(r"Our key idea is a \emph{link function}, gains of 4.5\%") == \
+        "Our key idea is a link function, gains of 4.5%"
+    assert readable(r"proposes $\alpha$-mixture; SRe$^2$L; ($\approx 0.6$B); $(\epsilon,\delta)$-DP") == \
+        "proposes α-mixture; SRe²L; (≈ 0.6B); (ε,δ)-DP"
+    assert readable(r"learns to ``think with images'', 13.8\times faster") == "learns to “think with images”, 13.8× faster"
+    assert readable(r"\textbf{gains of 4.5\%, and 10.9\%}") == "gains of 4.5%, and 10.9%"
+    for plain in ["costs $5 and $6 here", "no markup at all", r"C:\data\papers.csv"]:
+        assert readable(plain) == plain
