@@ -43,6 +43,8 @@ SURVEY_RE = re.compile(
     r"|has\s+any(?:one|body)\s+(?:\w+\s+)?(?:studied|worked|looked|written|done|explored|tackled|addressed)\b"
     r"|what\s+has\s+been\s+(?:done|written|published|proposed)\b"
     r"|what\s+(?:research|work|literature)\s+(?:address|tackle|stud|explor|investigat|cover|deal)"
+    r"|how\s+(?:do|did|have)\s+(?:(?:the|recent|existing|current|other|some|these|different)\s+)?"
+    r"(?:papers|works|studies|methods|approaches)\b"
     r"|(?:summari[sz]e|overview of|survey)\b)", re.I)
 #: Added to a contribution sentence's score in an offline survey answer (scores are ~0.2-0.9): enough that
 #: "we propose X" wins over the background sentence that restates the topic (which matches it best).
@@ -204,6 +206,7 @@ _SURVEY_FRAME = re.compile(
     r"(?:studied|worked|looked|written|done|explored|tackled|addressed|published|proposed)\s+"
     r"(?:(?:on|about|in|into|at|for|regarding)\s+)?"
     r"|^\s*(?:(?:which|what|are\s+there|is\s+there|list|find|show(?:\s+me)?|summari[sz]e|give\s+me|"
+    r"how\s+(?:do|did|have)|"
     r"(?:i\s*(?:'m|am)\s+)?looking\s+for|can\s+you\s+(?:find|list|show(?:\s+me)?))\s+)?"
     r"(?:(?:are|is)\s+)?(?:(?:any|all|the|some|recent|existing|other)\s+)?(?:\w+\s+){0,2}?"
     r"(?:papers?|works?|studies|articles?|research|literature|approaches|methods)\s+"

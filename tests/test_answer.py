@@ -288,6 +288,15 @@ def test_a_singular_lookup_is_not_an_area_question():
     assert is_survey("Is there work that studies federated unlearning?") and is_survey("Is there work on X?")
 
 
+def test_how_do_papers_do_x_is_an_area_question(retriever):
+    """"How do recent papers reduce hallucination in VLMs?" asks about an area: every paper on it is quoted."""
+    assert is_survey("how do recent papers reduce hallucination in vision-language models?")
+    assert not is_survey("How does the paper reduce hallucination?") and not is_survey("how does it work?")
+    ans = answer_question(retriever, "how do recent papers reduce hallucination in vision-language models?")
+    assert {c.paper_id for c in ans.citations} >= {"000_c647aebf503422f2#14", "000_c647aebf503422f2#16",
+                                                   "002_20c6bded0bdf1017#18"}
+
+
 def test_a_framed_lookup_the_gate_refuses_gets_a_second_look_at_its_description(retriever):
     """"Which paper studies <description>": the framing pulls the cosine under the gate (0.40); the description
     alone passes and its words are in the paper. A lookup on a topic the corpus lacks stays refused."""
