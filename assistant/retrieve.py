@@ -290,6 +290,26 @@ class Retriever:
         answerable = bool(hits) and (confidence >= self.threshold() or self.names(query, hits[0]))
         return Retrieval(query=query, hits=hits, answerable=answerable, confidence=confidence, query_vector=qvec)
 
+    def named_paper(self, query: str, hits: list[Hit]) -> Hit | None:
+        """The one hit the query names by a word written like a name that no other paper of the index has: a
+        coined name ("MergOPT") anywhere in the paper, an acronym ("RNN", "LMs") only in its title (in one
+        abstract of a small corpus an acronym is as likely a field's word). None if there is none or several."""
+        words = {w for w in _WORD.findall(query) if _name_like(w)}
+        unique = {w: set(stem_terms(w)) for w in words if all(self.index.doc_freq(t) == 1 for t in stem_terms(w))}
+        if not unique:
+            return None
+        papers = self.index.all_papers()
+
+        def names(hit: Hit) -> bool:
+            p = papers.get(hit.paper_id)
+            if p is None:
+                return False
+            in_title, in_text = set(stem_terms(p.title)), set(stem_terms(f"{p.title} {p.abstract}"))
+            return any(terms <= (in_title if _acronym(w) else in_text) for w, terms in unique.items() if terms)
+
+        named = [h for h in hits if names(h)]
+        return named[0] if len(named) == 1 else None
+
     # --- relevance gate ---------------------------------------------------------------------
     # The gate's confidence is the best chunk cosine among the top 3 fused hits: a paper must match
     # semantically and survive the lexical vote (the global dense maximum lets a single stray chunk
@@ -366,6 +386,11 @@ def _one_slip(word: str) -> set[str]:
     cuts = [(word[:i], word[i:]) for i in range(len(word) + 1)]
     return ({a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1} | {a + b[1:] for a, b in cuts if b}
             | {a + c + b for a, b in cuts for c in letters}) - {word}
+
+
+def _acronym(word: str) -> bool:
+    """All capitals, or their plural: "RNN", "LMs"."""
+    return word.isupper() or len(word) > 2 and word.endswith("s") and word[:-1].isupper()
 
 
 def _name_like(word: str) -> bool:

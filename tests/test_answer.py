@@ -288,6 +288,19 @@ def test_a_singular_lookup_is_not_an_area_question():
     assert is_survey("Is there work that studies federated unlearning?") and is_survey("Is there work on X?")
 
 
+def test_a_name_only_one_paper_has_says_which_paper_is_meant(retriever):
+    """"How does MergOPT work?": "how", "does" and "work" match other abstracts better (MergOPT's paper was 4th,
+    every cosine under the gate), so it was refused; the coined name is in one paper only."""
+    q = "How does MergOPT work?"
+    assert not retriever.search(q).answerable
+    ans = answer_question(retriever, q)
+    assert ans.answerable and ans.citations[0].paper_id == "002_20c6bded0bdf1017#15" and "MergOPT" in ans.text
+    assert not answer_question(retriever, "How does FooBarNet work?").answerable
+    # an acronym in one abstract only is as likely a field's word: it names no paper
+    hits = retriever.search("What concept does the RNN memory paper introduce?", k=20).hits
+    assert retriever.named_paper("What concept does the RNN memory paper introduce?", hits) is None
+
+
 def test_how_do_papers_do_x_is_an_area_question(retriever):
     """"How do recent papers reduce hallucination in VLMs?" asks about an area: every paper on it is quoted."""
     assert is_survey("how do recent papers reduce hallucination in vision-language models?")
