@@ -294,7 +294,10 @@ class Retriever:
         """The one hit the query names by a word written like a name that no other paper of the index has: a
         coined name ("MergOPT") anywhere in the paper, an acronym ("RNN", "LMs") only in its title (in one
         abstract of a small corpus an acronym is as likely a field's word). None if there is none or several."""
-        words = {w for w in _WORD.findall(query) if _name_like(w)}
+        # typed in lower case ("how does mergopt work?"): a word no English word list has, which the paper
+        # spells as a name
+        words = {w for w in _WORD.findall(query) if _name_like(w)
+                 or w.islower() and len(w) >= 4 and w not in _english_words()}
         unique = {w: set(stem_terms(w)) for w in words if all(self.index.doc_freq(t) == 1 for t in stem_terms(w))}
         if not unique:
             return None
@@ -305,7 +308,9 @@ class Retriever:
             if p is None:
                 return False
             in_title, in_text = set(stem_terms(p.title)), set(stem_terms(f"{p.title} {p.abstract}"))
-            return any(terms <= (in_title if _acronym(w) else in_text) for w, terms in unique.items() if terms)
+            spelled = {w.lower() for w in _WORD.findall(f"{p.title} {p.abstract}") if _name_like(w) and not _acronym(w)}
+            return any(terms and terms <= (in_title if _acronym(w) else in_text) and (not w.islower() or w in spelled)
+                       for w, terms in unique.items())
 
         named = [h for h in hits if names(h)]
         return named[0] if len(named) == 1 else None
