@@ -109,11 +109,12 @@ def readable(text: str) -> str:
     """Abstract text with its LaTeX markup as plain Unicode, for a person to read: ``86.2\\%`` -> ``86.2%``,
     ``\\emph{link function}`` -> ``link function``, ``$\\alpha$-mixture`` -> ``α-mixture``, ``SRe$^2$L`` ->
     ``SRe²L``, two backquotes ... two quotes -> curly quotes. Text without markup comes back as it is."""
-    if "\\" not in text and "$" not in text and "``" not in text:
+    if "\\" not in text and "$" not in text and "``" not in text and "{" not in text:
         return text
     text = _MATH.sub(lambda m: _math(m.group(1)), text)
     for _ in range(2):  # one level of nesting: \textbf{\emph{x}}
         text = _TEXT_MACRO.sub(r"\1", text)
+    text = re.sub(r"(?<![\\\w])\{([\w -]+)\}", r"\1", text)  # a bare group: "two {efficient} algorithms"
     text = re.sub(r"\\([%&_#$])", r"\1", text)
     text = re.sub(r"\\(times|to|approx|sim|cdot|pm|leq|geq)\b", lambda m: _LATEX_SYMBOLS[m.group(1)], text)
     return text.replace("``", "“").replace("''", "”")
