@@ -45,6 +45,8 @@ SURVEY_RE = re.compile(
     r"|what\s+(?:research|work|literature)\s+(?:address|tackle|stud|explor|investigat|cover|deal)"
     r"|how\s+(?:do|did|have)\s+(?:(?:the|recent|existing|current|other|some|these|different)\s+)?"
     r"(?:papers|works|studies|methods|approaches)\b"
+    r"|what(?:'s|s|\s+is)\s+new\s+(?:in|on|about|for)\s+(?!(?:it|this|that|them|they|these|those)\b)"
+    r"|(?:the\s+)?(?:recent|latest)\s+(?:work|advances|progress|papers|research|developments)\s+(?:in|on|about)\b"
     r"|(?:summari[sz]e|overview of|survey)\b)", re.I)
 #: Added to a contribution sentence's score in an offline survey answer (scores are ~0.2-0.9): enough that
 #: "we propose X" wins over the background sentence that restates the topic (which matches it best).
@@ -202,7 +204,10 @@ def is_survey(question: str) -> bool:
 #: The framing of an area question ("which papers study", "what work exists on", "are there papers
 #: about"): what is left is the area.
 _SURVEY_FRAME = re.compile(
-    r"^\s*(?:has\s+any(?:one|body)\s+(?:\w+\s+)?|what\s+has\s+been\s+)"
+    r"^\s*what(?:'s|s|\s+is)\s+new\s+(?:in|on|about|for)\s+"
+    r"|^\s*(?:(?:what\s+(?:is|are)|show\s+me|summari[sz]e)\s+)?(?:the\s+)?(?:recent|latest)\s+(?:work|advances|"
+    r"progress|papers|research|developments)\s+(?:in|on|about)\s+"
+    r"|^\s*(?:has\s+any(?:one|body)\s+(?:\w+\s+)?|what\s+has\s+been\s+)"
     r"(?:studied|worked|looked|written|done|explored|tackled|addressed|published|proposed)\s+"
     r"(?:(?:on|about|in|into|at|for|regarding)\s+)?"
     r"|^\s*(?:(?:which|what|are\s+there|is\s+there|list|find|show(?:\s+me)?|summari[sz]e|give\s+me|"

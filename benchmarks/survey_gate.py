@@ -41,7 +41,7 @@ def more_questions(criterion: str) -> list[str]:
     area = _FRAME.sub("", criterion)
     return [f"Do any papers address {area}?", f"Has anyone studied {area}?", f"I am looking for papers on {area}",
             f"What has been done on {area}?", f"What are the main approaches to {area}?",
-            f"Is there a paper on {area}?", f"How do recent papers tackle {area}?"]
+            f"Is there a paper on {area}?", f"How do recent papers tackle {area}?", f"What's new in {area}?"]
 
 
 def score(answer_mod, retriever, settings, labels, phrasing) -> dict:
@@ -100,7 +100,7 @@ def main() -> int:
     for n in range(3):
         by_phrasing.append({"setting": questions("papers on X")[n],
                             **score(answer_mod, retriever, settings, labels, lambda c: [questions(c)[n]])})
-    for n in range(7):
+    for n in range(8):
         by_phrasing.append({"setting": more_questions("papers on X")[n],
                             **score(answer_mod, retriever, settings, labels, lambda c: [more_questions(c)[n]])})
     print()

@@ -306,6 +306,11 @@ def test_how_do_papers_do_x_is_an_area_question(retriever):
     """"How do recent papers reduce hallucination in VLMs?" asks about an area: every paper on it is quoted."""
     assert is_survey("how do recent papers reduce hallucination in vision-language models?")
     assert not is_survey("How does the paper reduce hallucination?") and not is_survey("how does it work?")
+    for q, area in [("what's new in dataset distillation?", "dataset distillation"),
+                    ("recent advances in model merging", "model merging"),
+                    ("What are the latest papers on LoRA?", "LoRA")]:
+        assert is_survey(q) and survey_topic(q) == area, q
+    assert not is_survey("what is new about it?")
     ans = answer_question(retriever, "how do recent papers reduce hallucination in vision-language models?")
     assert {c.paper_id for c in ans.citations} >= {"000_c647aebf503422f2#14", "000_c647aebf503422f2#16",
                                                    "002_20c6bded0bdf1017#18"}
