@@ -291,14 +291,13 @@ class Retriever:
         return Retrieval(query=query, hits=hits, answerable=answerable, confidence=confidence, query_vector=qvec)
 
     def named_paper(self, query: str, hits: list[Hit]) -> Hit | None:
-        """The one hit the query names by a word written like a name that no other paper of the index has: a
-        coined name ("MergOPT") anywhere in the paper, an acronym ("RNN", "LMs") only in its title (in one
-        abstract of a small corpus an acronym is as likely a field's word). None if there is none or several."""
-        # typed in lower case ("how does mergopt work?"): a word no English word list has, which the paper
-        # spells as a name
+        """The one hit the query names by a word no other paper of the index has: a coined name ("MergOPT")
+        anywhere in the paper, an acronym ("SWD", "LMs") only in its title (in one abstract of a small corpus an
+        acronym is as likely a field's word); typed in lower case ("mergopt", "swd"), a word no English word list
+        has, spelled so by the paper. None if no hit or several are named."""
         words = {w for w in _WORD.findall(query) if _name_like(w)
-                 or w.islower() and len(w) >= 4 and w not in _english_words()}
-        unique = {w: set(stem_terms(w)) for w in words if all(self.index.doc_freq(t) == 1 for t in stem_terms(w))}
+                 or w.islower() and len(w) >= 3 and w not in _english_words()}
+        unique = [w for w in words if stem_terms(w) and all(self.index.doc_freq(t) == 1 for t in stem_terms(w))]
         if not unique:
             return None
         papers = self.index.all_papers()
@@ -307,10 +306,10 @@ class Retriever:
             p = papers.get(hit.paper_id)
             if p is None:
                 return False
-            in_title, in_text = set(stem_terms(p.title)), set(stem_terms(f"{p.title} {p.abstract}"))
-            spelled = {w.lower() for w in _WORD.findall(f"{p.title} {p.abstract}") if _name_like(w) and not _acronym(w)}
-            return any(terms and terms <= (in_title if _acronym(w) else in_text) and (not w.islower() or w in spelled)
-                       for w, terms in unique.items())
+            coined = {w.lower() for w in _WORD.findall(f"{p.title} {p.abstract}") if _name_like(w) and not _acronym(w)}
+            acronyms = {w.lower() for w in _WORD.findall(p.title) if _acronym(w)}
+            return any(w.lower() in (acronyms if _acronym(w) else coined if not w.islower() else coined | acronyms)
+                       for w in unique)
 
         named = [h for h in hits if names(h)]
         return named[0] if len(named) == 1 else None

@@ -296,6 +296,8 @@ def test_a_name_only_one_paper_has_says_which_paper_is_meant(retriever):
     ans = answer_question(retriever, q)
     assert ans.answerable and ans.citations[0].paper_id == "002_20c6bded0bdf1017#15" and "MergOPT" in ans.text
     assert answer_question(retriever, "how does mergopt work?").citations[0].paper_id == "002_20c6bded0bdf1017#15"
+    # an acronym typed in lower case, spelled so in the paper's title ("Sample Weight Decay (SWD)")
+    assert answer_question(retriever, "how does swd work?").citations[0].paper_id == "003_22ceaf1a0eb8de0c#16"
     assert not answer_question(retriever, "How does FooBarNet work?").answerable
     # an acronym in one abstract only is as likely a field's word: it names no paper
     hits = retriever.search("What concept does the RNN memory paper introduce?", k=20).hits
