@@ -651,7 +651,7 @@ def no_answer(question: str, mode: str, retrieval: Retrieval) -> Answer:
 def answer_question(retriever: Retriever, question: str, settings: Settings | None = None,
                     on_token: Callable[[str], None] | None = None, retrieval_query: str | None = None,
                     k: int | None = None, pinned: list[str] | None = None, one_paper: bool = False,
-                    gist: bool = False) -> Answer:
+                    gist: bool = False, skip: frozenset[str] = frozenset()) -> Answer:
     """Retrieve for ``retrieval_query`` (default: the question) and answer ``question`` with citations.
 
     ``one_paper``: the question is about one paper (a follow-up's "it"), so an extractive answer quotes
@@ -659,7 +659,9 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
 
     ``pinned``: paper ids the user named (the retriever's filter holds them): they are the sources, in
     that order, every one is used, and the relevance gate does not refuse. ``gist``: the question asks
-    for what they are ("compare the first and second"), so an extractive answer quotes what each contributes."""
+    for what they are ("compare the first and second"), so an extractive answer quotes what each contributes.
+    ``skip``: sentences already shown ("tell me more"), which an extractive answer quotes only if nothing else is
+    left."""
     settings = settings or retriever.settings
     typed = question
     # typos mended (Retriever.search) for the area rules and for matching sentences; the answer keeps
@@ -681,7 +683,7 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
                           confidence=full.confidence, query_vector=full.query_vector)
     mode = "llm" if settings.llm_enabled else "extractive"
     quote = dict(every_paper=bool(pinned), survey=survey, one_paper=one_paper and not pinned, evidence=evidence,
-                 gist=gist)
+                 gist=gist, skip=skip)
     if not retrieval.answerable or not retrieval.hits:
         answer = no_answer(typed, mode, retrieval)
     elif mode == "llm":
@@ -791,7 +793,8 @@ def _named(retriever: Retriever, question: str, hits: list[Hit]) -> list[Hit]:
 def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
                       max_papers: int = 4, max_sentences: int = 6, quota_top: int = 4,
                       keep_ratio: float = 0.5, every_paper: bool = False, survey: bool = False,
-                      one_paper: bool = False, evidence: dict[str, str] | None = None, gist: bool = False) -> Answer:
+                      one_paper: bool = False, evidence: dict[str, str] | None = None, gist: bool = False,
+                      skip: frozenset[str] = frozenset()) -> Answer:
     """Verbatim abstract sentences chosen for the question, each cited.
 
     Sentences are scored by cosine similarity to the question plus the IDF-weighted share of the
@@ -839,6 +842,9 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
             continue
         paper = papers.get(h.paper_id)
         sents, svecs = retriever.index.sentence_vectors(h.paper_id, paper.abstract if paper else h.snippet)
+        fresh = [i for i, s in enumerate(sents) if s not in skip]
+        if skip and fresh and len(fresh) < len(sents):  # "tell me more": what was not shown yet
+            sents, svecs = [sents[i] for i in fresh], svecs[fresh]
         sentences += [(n, s) for s in sents]
         blocks.append(svecs)
     qvec = retrieval.query_vector if retrieval.query_vector is not None and retrieval.query == question \

@@ -71,6 +71,11 @@ _OWN_PAPER = re.compile(
 #: in that paper's abstract (the abstract names "FACET and CARLA", not "datasets"). Not "what about X?".
 _DETAIL = re.compile(r"^\W*(?:and\s+)?(?:which|what|how\s+(?:many|much|big|large|fast|long|well))\s+(?!about\b)", re.I)
 
+#: "Tell me more", "go on", "more details": about the one paper the last answer cited, what else it says.
+_MORE = re.compile(r"^\W*(?:ok(?:ay)?\W+)?(?:(?:can|could)\s+you\s+)?(?:please\s+)?(?:tell\s+me\s+more|more\s+details?|"
+                   r"go\s+on|elaborate|explain\s+(?:more|further)|say\s+more|expand\s+on\s+(?:it|that|this))"
+                   r"(?:\s+(?:please|about\s+(?:it|that|this)))?\W*$", re.I)
+
 #: "Which of them handles fairness?", "do any of these use RL?", "which one is fastest?": a choice among the
 #: papers of the previous answer, not a new search (which the previous top paper's title would anchor).
 _SELECTION = re.compile(
@@ -150,9 +155,15 @@ class Conversation:
         if not self.turns:
             return []
         numbers, positions = references(question)
-        if not numbers and not positions:
-            return []
         prev = self.last.answer
+        if not numbers and not positions:
+            # "tell me more" after an answer about one paper (it led the citations): that paper; after an area
+            # question's list it is not clear which, so it is asked as a follow-up
+            from .answer import is_survey
+
+            first = sorted(prev.citations, key=lambda c: c.n)[:1]
+            return [(first[0].paper_id, first[0].title)] if first and _MORE.search(question) \
+                and not is_survey(self.last.question) else []
         cited = sorted(prev.citations, key=lambda c: c.n)
         shown = [(c.paper_id, c.title) for c in cited] or [(h.paper_id, h.title) for h in prev.sources]
         listed = ", ".join(f"[{c.n}]" for c in cited) or "nothing"
@@ -279,6 +290,7 @@ class Conversation:
         from .answer import _terms
 
         gist = False
+        skip: frozenset[str] = frozenset()
         if self.settings.llm_enabled:
             meant = "the source below, [1]" if len(pinned) == 1 else \
                 f"the {len(pinned)} sources below, [1] to [{len(pinned)}] in the order they were named"
@@ -291,12 +303,15 @@ class Conversation:
             gist = not terms - _FILLER and bool(terms & _GIST)
             if not terms - _FILLER and not gist:
                 asked = self.last.question
+            if _MORE.search(question):  # what the conversation has not quoted yet
+                skip = frozenset(s for t in self.turns
+                                 for s in re.findall(r"^- (.*?) \[\d+(?:[,;]\s*\d+)*\]$", t.answer.text, re.M))
         saved = self.retriever.allowed
         self.retriever.allowed = {pid for pid, _ in pinned}
         try:
             answer = answer_question(self.retriever, asked, self.settings, on_token=on_token,
                                      retrieval_query=" ".join([*(t for _, t in pinned), asked]),
-                                     k=len(pinned), pinned=[pid for pid, _ in pinned], gist=gist)
+                                     k=len(pinned), pinned=[pid for pid, _ in pinned], gist=gist, skip=skip)
         finally:
             self.retriever.allowed = saved
         answer.question = question

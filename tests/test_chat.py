@@ -117,6 +117,20 @@ def test_a_question_only_the_paper_talked_about_answers_is_about_it(conversation
     assert not conversation.ask("Is there work on global weather forecasting with deep learning?").answerable
 
 
+def test_tell_me_more_quotes_what_the_paper_talked_about_says_besides(conversation):
+    """"Tell me more" after an answer about one paper: that paper only, sentences not quoted yet (it was asked
+    as a follow-up, quoted two other papers and repeated what was shown)."""
+    first = conversation.ask("which paper handles fairness in federated object detection?")
+    top = min(first.citations, key=lambda c: c.n).paper_id
+    shown = {line for line in first.text.splitlines()}
+    more = conversation.ask("tell me more")
+    assert {c.paper_id for c in more.citations} == {top}
+    assert more.text and not shown & set(more.text.splitlines())
+    # after an area question's list it is not clear which paper is meant: asked as a follow-up
+    conversation.ask("what work exists on federated learning?")
+    assert len({c.paper_id for c in conversation.ask("tell me more").citations}) > 1
+
+
 def test_an_offline_followup_comparing_it_with_a_named_paper_quotes_both(conversation):
     conversation.ask("What is LongFilter about?")
     ans = conversation.ask("compare it with DeepEyes")
