@@ -109,8 +109,9 @@ def readable(text: str) -> str:
     """Abstract text with its LaTeX markup as plain Unicode, for a person to read: ``86.2\\%`` -> ``86.2%``,
     ``\\emph{link function}`` -> ``link function``, ``$\\alpha$-mixture`` -> ``α-mixture``, ``SRe$^2$L`` ->
     ``SRe²L``, two backquotes ... two quotes -> curly quotes. Text without markup comes back as it is."""
-    if "\\" not in text and "$" not in text and "``" not in text and "{" not in text:
+    if "\\" not in text and "$" not in text and "``" not in text and "{" not in text and "**" not in text:
         return text
+    text = re.sub(r"\*\*([^*\n]+)\*\*", r"\1", text)  # Markdown bold: "**R**ectified **D**ecoupled"
     text = _MATH.sub(lambda m: _math(m.group(1)), text)
     for _ in range(2):  # one level of nesting: \textbf{\emph{x}}
         text = _TEXT_MACRO.sub(r"\1", text)

@@ -230,6 +230,7 @@ def test_readable_shows_latex_markup_as_plain_unicode():
         "proposes α-mixture; SRe²L; (≈ 0.6B); (ε,δ)-DP"
     assert readable(r"learns to ``think with images'', 13.8\times faster") == "learns to “think with images”, 13.8× faster"
     assert readable(r"\textbf{gains of 4.5\%, and 10.9\%}") == "gains of 4.5%, and 10.9%"
+    assert readable("**R**ectified **D**ecoupled (RD$^3$)") == "Rectified Decoupled (RD³)"
     assert readable("we develop two {efficient} inference-time algorithms") == \
         "we develop two efficient inference-time algorithms"
     for plain in ["costs $5 and $6 here", "no markup at all", r"C:\data\papers.csv", 'a dict {"a": 1}']:
