@@ -588,11 +588,6 @@ def _retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
         if found.answerable and named and lacks_area(retriever, named.group(1).strip(" ?.!"),
                                                      [h.paper_id for h in found.hits]):
             found.answerable = False
-        # A lookup the gate refuses gets the second look an area question gets, at its description: the
-        # framing pulls the cosine down ("Which paper studies a scaled-up linear-RNN layer that exactly
-        # solves a regression each step?" 0.40, its description alone 0.49), and a top paper must hold the
-        # description's words. Over the question files: 3 more answerable questions answered, no `none`
-        # (not "the paper on X": taken so, "is there a paper on protein structure prediction ...?" passed).
         if not found.answerable:
             # "How does MergOPT work?": "how", "does" and "work" match other abstracts better (MergOPT's paper
             # was 4th, cosine 0.15); a name only one paper has says which paper is meant
@@ -600,6 +595,11 @@ def _retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
             if (hit := retriever.named_paper(question, wider.hits)) is not None:
                 hits = [hit, *(h for h in wider.hits if h is not hit)][:k]
                 return dc_replace(wider, hits=[dc_replace(h, rank=n) for n, h in enumerate(hits, 1)], answerable=True)
+        # A lookup the gate refuses gets the second look an area question gets, at its description: the
+        # framing pulls the cosine down ("Which paper studies a scaled-up linear-RNN layer that exactly
+        # solves a regression each step?" 0.40, its description alone 0.49), and a top paper must hold the
+        # description's words. Over the question files: 3 more answerable questions answered, no `none`
+        # (not "the paper on X": taken so, "is there a paper on protein structure prediction ...?" passed).
         desc = _LOOKUP_FRAME.sub("", question, count=1).strip(" ?.!")
         if not found.answerable and not named and desc != question.strip(" ?.!") and _terms(desc):
             second = retriever.search(desc, k=k)
