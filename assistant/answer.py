@@ -864,8 +864,13 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     asked, kind = asked_for(question) if not (survey or overview) else (set(), "")
     if kind in ("any", "number"):
         asked = asked_kinds(question)
-    known = _known_names(question) if kind else set()
-    bonus = [ANSWER_BONUS * bears_answer(s, known, asked, kind) if kind and n == 1 else 0.0 for n, s in sentences]
+    # "Which paper proposes ...?", "deep research benchmark high fan-out": the paper is what is asked, so the
+    # sentence in which it names what it contributes ("we propose a benchmark LiveDRBench ...") bears the answer
+    identify = not (survey or overview or kind) and (not _WH.search(question) or bool(_IDENTIFY.match(question.strip())))
+    known = _known_names(question) if kind or identify else set()
+    bonus = [ANSWER_BONUS * (bears_answer(s, known, asked, kind) if kind else
+                             bool(CONTRIBUTION_RE.search(s)) and bears_answer(s, known, set(), "name"))
+             if (kind or identify) and n == 1 else 0.0 for n, s in sentences]
     picked: list[tuple[int, int]] = []  # (source n, sentence index)
     for n in sorted({n for n, _ in sentences}):
         idx = [i for i, (m, _) in enumerate(sentences) if m == n]
