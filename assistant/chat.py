@@ -67,6 +67,9 @@ _OWN_PAPER = re.compile(
     r"(?!(?:do|does|did|is|was|are|were|has|have|had)\s+(?:it|they|this|that|the|its|their)\b)"
     r"|\bthere(?:'s|\s+is)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}?(?:paper|work|study|method|benchmark)\b", re.I)
 
+#: "Is there a benchmark too?", "do they also ...": more on the topic talked about, though it asks "is there a ...".
+_ALSO = re.compile(r"\b(?:too|also|as\s+well)\b", re.I)
+
 #: "How many parameters?", "which datasets?": a detail asked of the paper talked about, though its word is not
 #: in that paper's abstract (the abstract names "FACET and CARLA", not "datasets"). Not "what about X?".
 _DETAIL = re.compile(r"^\W*(?:and\s+)?(?:which|what|how\s+(?:many|much|big|large|fast|long|well))\s+(?!about\b)", re.I)
@@ -76,12 +79,41 @@ _MORE = re.compile(r"^\W*(?:ok(?:ay)?\W+)?(?:(?:can|could)\s+you\s+)?(?:please\s
                    r"go\s+on|elaborate|explain\s+(?:more|further)|say\s+more|expand\s+on\s+(?:it|that|this))"
                    r"(?:\s+(?:please|about\s+(?:it|that|this)))?\W*$", re.I)
 
+#: What people say around a question in a chat ("hi :)", "cool,", "haha nice name.", "hmm ok, and ..."): not what
+#: the papers are asked.
+_INTERJECTIONS = ("hi|hey|hello|ok|okay|cool|nice|neat|sweet|great|awesome|thanks|thank you|thx|hmm+|ha|haha+|lol|wow|"
+                  "interesting|got it|i see|right|sure|alright|perfect|good|so|and|well|oh|ah")
+_LEADING_CHAT = re.compile(rf"^(?:\W*\b(?:{_INTERJECTIONS})\b(?:\s*[:;]-?[)D(])?[\s,.!:;-]*)+", re.I)
+
+
+def without_chitchat(question: str) -> str:
+    """The question without the pleasantries around it: leading interjections, and leading short sentences
+    with one ("haha nice name. so what's the core idea?" -> "what's the core idea?")."""
+    text = question
+    while True:
+        first = re.match(r"^\s*([^.!?]{1,40}[.!])\s+(?=\S)", text)
+        words = first.group(1).split() if first else []
+        if first and len(words) <= 4 and re.search(rf"\b(?:{_INTERJECTIONS})\b", first.group(1), re.I):
+            text = text[first.end():]
+            continue
+        stripped = _LEADING_CHAT.sub("", text)
+        if stripped == text:
+            break
+        text = stripped
+    return text.strip() or question
+
+
 #: "Which of them handles fairness?", "do any of these use RL?", "which one is fastest?": a choice among the
 #: papers of the previous answer, not a new search (which the previous top paper's title would anchor).
 _SELECTION = re.compile(
     r"\b(?:which|what|who|any|none|all|each|both|either|neither|how\s+many)\s+(?:one\s+|ones\s+)?of\s+"
     r"(?:them|these|those|the\s+(?:above|papers|ones|works|studies|sources|results)|these\s+papers|those\s+papers)\b"
-    r"|\bwhich\s+ones?\b", re.I)
+    r"|\bwhich\s+ones?\b"
+    # "the multimodal one", "the one built around MCP": one of them, by what it is
+    r"|\bthe\s+(?!(?:" + _ORD + r")\b)(?:[\w-]+\s+){1,2}one\b(?!\s+of\b)"
+    r"|\bthe\s+one\s+(?:that|which|with|on|about|built|using|for|from|where|in)\b", re.I)
+#: "the multimodal one" -> "which multimodal paper", "the one that ..." -> "which paper that ...".
+_THE_ONE = re.compile(r"\bthe\s+((?:[\w-]+\s+){0,2})one\b", re.I)
 
 #: Stemmed words that say what to do with the papers, not what about them ("compare [1] and [2]").
 _FILLER = {"tell", "me", "more", "about", "what", "how", "doe", "do", "is", "are", "the", "a", "an", "and", "or",
@@ -145,7 +177,7 @@ class Conversation:
     def is_followup(self, question: str) -> bool:
         if not self.turns:
             return False
-        return bool(_ANAPHORA.search(question)) or len(question.split()) <= 4
+        return bool(_ANAPHORA.search(question) or _ALSO.search(question)) or len(question.split()) <= 4
 
     def referenced(self, question: str) -> list[tuple[str, str]]:
         """(paper id, title) of each source of the previous answer the question names; [] if none.
@@ -197,7 +229,7 @@ class Conversation:
 
     def starts_afresh(self, question: str) -> bool:
         """Whether a question leaves the conversation's paper: it says so, or names a paper of its own."""
-        return bool(_NEW_TOPIC.search(question) or _OWN_PAPER.search(question))
+        return bool(_NEW_TOPIC.search(question) or _OWN_PAPER.search(question) and not _ALSO.search(question))
 
     def standalone(self, question: str) -> str:
         """The query used for retrieval: the question itself, or a rewrite that resolves references."""
@@ -264,11 +296,18 @@ class Conversation:
         return rewritten or question
 
     def ask(self, question: str, on_token: Callable[[str], None] | None = None) -> Answer:
+        typed, question = question, without_chitchat(question)
+        answer = self._ask(question, on_token)
+        answer.question = typed  # stored and shown as typed; the turn's retrieval query is the question itself
+        self.turns[-1] = Turn(question=typed, answer=answer)
+        return answer
+
+    def _ask(self, question: str, on_token: Callable[[str], None] | None = None) -> Answer:
         pinned = self.referenced(question)
         if pinned:
             answer = self._ask_about(question, pinned, on_token)
-        elif among := self.among(question):
-            answer = self._ask_among(question, among, on_token)
+        elif (among := self.among(question)) and (answer := self._ask_among(question, among, on_token)):
+            pass
         else:
             query = self.standalone(question)
             one = not self.settings.llm_enabled and query != question and bool(_SINGULAR.search(question))
@@ -318,13 +357,14 @@ class Conversation:
         return answer
 
     def _ask_among(self, question: str, among: list[tuple[str, str]],
-                   on_token: Callable[[str], None] | None) -> Answer:
+                   on_token: Callable[[str], None] | None) -> Answer | None:
         """Answer a choice among the previous answer's papers from those papers, ranked by what is asked
         ("which of them handles fairness?" -> "which paper handles fairness?"); the gate still applies,
-        and a refusal says that none of them, not that no paper in the corpus, addresses it."""
-        from .answer import _terms
+        and a refusal says that none of them, not that no paper in the corpus, addresses it. None when the
+        user describes one ("the one on vision token pruning") that none of them is: asked of the corpus."""
+        from .answer import SURVEY_TOPIC_COVERAGE, _terms, said_words, topic_coverage
 
-        asked = _SELECTION.sub("which paper", question)
+        asked = _SELECTION.sub("which paper", _THE_ONE.sub(r"which \1paper", question))
         if not _terms(asked) - _FILLER - {"which", "paper"}:  # "which one?": of what the last question asked
             asked = self.last.question
         saved = self.retriever.allowed
@@ -338,6 +378,9 @@ class Conversation:
             top = found.hits[0].paper_id if found.hits else None
             pinned = [top] if top and not found.answerable and _singles_out(
                 self.retriever, found.query, top, [pid for pid, _ in among if pid != top]) else None
+            if _THE_ONE.search(question) and top and not found.answerable and topic_coverage(
+                    self.retriever, said_words(asked), [top]) < SURVEY_TOPIC_COVERAGE:
+                return None  # "the one on X": none of them is; the corpus may have it
             told = f"{question} (The user means the papers below, from the previous answer.)" \
                 if self.settings.llm_enabled else asked
             answer = answer_question(self.retriever, told, self.settings, on_token=on_token, retrieval_query=asked,
@@ -352,11 +395,11 @@ class Conversation:
 
 def _singles_out(retriever: Retriever, question: str, paper_id: str, others: list[str]) -> bool:
     """Whether the paper has a word of the question that none of the other papers has (a word in more than
-    a tenth of the corpus, such as "use", says nothing)."""
+    a fifth of the corpus, such as "use" (38% of the bundled papers), says nothing; "multimodal" (11%) does)."""
     from .answer import _terms
 
     papers = retriever.index.all_papers()
-    common = max(3, len(papers) // 10)
+    common = max(3, len(papers) // 5)
 
     def words(pid: str) -> set[str]:
         p = papers.get(pid)

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from assistant.answer import CONTRIBUTION_RE
-from assistant.chat import Conversation, references, without_references
+from assistant.chat import Conversation, references, without_chitchat, without_references
 from assistant.config import Settings
 from assistant.errors import InputError
 from assistant.index import Index
@@ -129,6 +129,41 @@ def test_tell_me_more_quotes_what_the_paper_talked_about_says_besides(conversati
     # after an area question's list it is not clear which paper is meant: asked as a follow-up
     conversation.ask("what work exists on federated learning?")
     assert len({c.paper_id for c in conversation.ask("tell me more").citations}) > 1
+
+
+def test_pleasantries_are_not_asked_of_the_papers(conversation):
+    """"hmm ok, and how did GPT-5 do ...?" after "cool, how big is the dataset?": the interjections kept the
+    last question off the paper talked about, and it was refused. The turns keep what was typed."""
+    assert without_chitchat("haha nice name. so what's the core idea?") == "what's the core idea?"
+    assert without_chitchat("hi :) any papers on dilemmas?") == "any papers on dilemmas?"
+    kept = "Graph transformers. Which papers use them?"
+    assert without_chitchat(kept) == kept
+    conversation.ask("hi :) any papers on how LLMs handle high-stakes dilemmas with conflicting values?")
+    conversation.ask("cool, how big is the dataset?")
+    ans = conversation.ask("hmm ok, and how did GPT-5 do on the ambivalent decisions?")
+    assert ans.answerable and ans.citations[0].paper_id == "004_b9c85a56bb10ecbe#8"
+    assert ans.question == "hmm ok, and how did GPT-5 do on the ambivalent decisions?"
+    assert conversation.turns[-1].question == ans.question
+
+
+def test_is_there_one_too_stays_on_the_topic(conversation):
+    """"Is there a benchmark too?" asks for more on the topic talked about, though "is there a ..." names a
+    paper of its own elsewhere."""
+    conversation.ask("anything on auto-generating scientific illustrations?")
+    conversation.ask("is there a benchmark too?")
+    ans = conversation.ask("how many text-figure pairs does it have?")
+    assert ans.citations[0].paper_id == "003_22ceaf1a0eb8de0c#3" and "3,300" in ans.text
+
+
+def test_the_one_described_is_chosen_among_the_papers_cited(conversation):
+    """"Tell me about the multimodal one": one of the papers just listed, by what it is; "the one on vision token
+    pruning" when none of them is: the corpus's paper on it."""
+    conversation.ask("What's in the corpus on dataset distillation?")
+    ans = conversation.ask("Tell me about the multimodal one.")
+    assert [c.paper_id for c in ans.citations] == ["001_920fbba894271a85#19"]
+    conversation.ask("What work is there on making multimodal LLMs more efficient?")
+    ans = conversation.ask("Tell me about the one on vision token pruning.")
+    assert ans.citations[0].paper_id == "002_20c6bded0bdf1017#7"
 
 
 def test_an_offline_followup_comparing_it_with_a_named_paper_quotes_both(conversation):
