@@ -275,7 +275,7 @@ class Retriever:
                     bm25.setdefault(pid, float(all_bm25[pos[pid]]))
         dense = {pid: float(best[at[pid]]) for pid in pool if np.isfinite(best[at[pid]])}
         fused = fuse(dense, bm25, self.settings.dense_weight, self.bm25_ceiling(query))
-        order = sorted(fused, key=lambda pid: -fused[pid])[:k]
+        order = self._phrases_first(query, sorted(fused, key=lambda pid: -fused[pid]))[:k]
         best_chunk = {pid: self.best_chunk(pid, sims) for pid in order}
         texts = self.index.chunk_texts(list(best_chunk.values()))
         papers = self.index.all_papers()
@@ -289,6 +289,17 @@ class Retriever:
         confidence = max((h.dense for h in hits[:3]), default=0.0)
         answerable = bool(hits) and (confidence >= self.threshold() or self.names(query, hits[0]))
         return Retrieval(query=query, hits=hits, answerable=answerable, confidence=confidence, query_vector=qvec)
+
+    def _phrases_first(self, query: str, order: list[str]) -> list[str]:
+        """The order with the papers that hold every phrase the query quotes ("can any VLM 'think with images'?")
+        first, as a search engine reads quotes; the rest as they were."""
+        phrases = [_plain(p) for p in _QUOTED.findall(query) if len(p.split()) >= 2 or "-" in p]
+        if not phrases:
+            return order
+        papers = self.index.all_papers()
+        holds = [pid for pid in order if pid in papers
+                 and all(p in _plain(f"{papers[pid].title} {papers[pid].abstract}") for p in phrases)]
+        return holds + [pid for pid in order if pid not in set(holds)] if holds else order
 
     def named_paper(self, query: str, hits: list[Hit]) -> Hit | None:
         """The one hit the query names by a word no other paper of the index has: a coined name ("MergOPT")
@@ -390,6 +401,17 @@ def _one_slip(word: str) -> set[str]:
     cuts = [(word[:i], word[i:]) for i in range(len(word) + 1)]
     return ({a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1} | {a + b[1:] for a, b in cuts if b}
             | {a + c + b for a, b in cuts for c in letters}) - {word}
+
+
+#: A phrase in quotes: 'think with images', "LLM-as-a-judge", ``think with images''.
+_QUOTED = re.compile(r"(?:^|(?<=[\s(]))(?:[\"“‘']|``)([^\"”’'`\n]{3,80}?)(?:[\"”’']|'')(?=[\s?.,!;:)]|$)")
+
+
+def _plain(text: str) -> str:
+    """Lower case, LaTeX and quote marks gone, one space: what a quoted phrase is matched against."""
+    from .corpus import readable
+
+    return " ".join(re.sub(r"[^\w\s-]", " ", readable(text).lower()).split())
 
 
 def _acronym(word: str) -> bool:

@@ -135,3 +135,11 @@ def test_typos_are_mended_from_the_words_of_the_papers_found(retriever):
 def test_a_typing_slip_is_a_swap_a_missing_or_an_extra_letter_not_a_changed_one():
     assert {"the", "te", "tehh"} <= _one_slip("teh")
     assert "tubular" not in _one_slip("tabular")  # "tabular data" is not "tubular data"
+
+
+def test_a_quoted_phrase_puts_the_papers_that_hold_it_first(retriever):
+    """As a search engine reads quotes: "can any VLM actually 'think with images'?" is DeepEyes's phrase
+    (written ``think with images'' in its abstract); unquoted, a self-rewarding VLM paper ranked first."""
+    assert retriever.search("can any VLM actually 'think with images'?", k=3).hits[0].paper_id == \
+        "000_c647aebf503422f2#14"
+    assert retriever.search("can any VLM actually 'reason in hyperbolic space'?", k=3).hits  # no paper has it
