@@ -193,9 +193,9 @@ class Conversation:
             # question's list it is not clear which, so it is asked as a follow-up
             from .answer import is_survey
 
-            first = sorted(prev.citations, key=lambda c: c.n)[:1]
-            return [(first[0].paper_id, first[0].title)] if first and _MORE.search(question) \
-                and not is_survey(self.last.question) else []
+            first = [(c.paper_id, c.title) for c in sorted(prev.citations, key=lambda c: c.n)[:1]] or \
+                [(h.paper_id, h.title) for h in prev.sources[:1] if prev.answerable]  # an LLM that cited none
+            return first if first and _MORE.search(question) and not is_survey(self.last.question) else []
         cited = sorted(prev.citations, key=lambda c: c.n)
         shown = [(c.paper_id, c.title) for c in cited] or [(h.paper_id, h.title) for h in prev.sources]
         listed = ", ".join(f"[{c.n}]" for c in cited) or "nothing"
@@ -228,14 +228,20 @@ class Conversation:
         return []
 
     def starts_afresh(self, question: str) -> bool:
-        """Whether a question leaves the conversation's paper: it says so, or names a paper of its own."""
-        return bool(_NEW_TOPIC.search(question) or _OWN_PAPER.search(question) and not _ALSO.search(question))
+        """Whether a question leaves the conversation's paper: it says so, asks for a paper of its own ("is
+        there a paper on X?"), or names one by a word only that paper has ("How does MergOPT work?")."""
+        if _NEW_TOPIC.search(question) or _OWN_PAPER.search(question) and not _ALSO.search(question):
+            return True
+        return not _ANAPHORA.search(question) and \
+            self.retriever.named_paper(question, self.retriever.search(question, k=20).hits) is not None
 
     def standalone(self, question: str) -> str:
         """The query used for retrieval: the question itself, or a rewrite that resolves references."""
         if not self.turns or self.starts_afresh(question):
             return question
         if self.settings.llm_enabled:
+            if not self.is_followup(question) and self._answerable(question):
+                return question  # no "it", and the corpus answers it as asked: nothing for the LLM to resolve
             rewritten = self._condense(question)
             # A small local model may hand the follow-up back unresolved ("how much does it improve?"),
             # or rewrite it into something nothing in the corpus matches: then combine it as offline.
@@ -257,6 +263,12 @@ class Conversation:
         base = prev.answer.retrieval_query or prev.question
         return " ".join(x for x in (base, anchor, question) if x)
 
+    def _answerable(self, question: str) -> bool:
+        """Whether the corpus answers the question on its own, as ``ask`` would decide."""
+        from .answer import retrieve
+
+        return retrieve(self.retriever, question, 3).answerable
+
     def _continues(self, question: str) -> bool:
         """A question with no "it" that the corpus cannot answer on its own but whose words the previous top
         paper holds is about that paper ("How does the gain compare to the oracle upper bound?")."""
@@ -265,7 +277,7 @@ class Conversation:
         prev = self.last.answer
         top = prev.citations[0].paper_id if prev.citations else \
             prev.sources[0].paper_id if prev.sources and prev.answerable else None
-        if top is None or self.retriever.search(question, k=3).answerable:
+        if top is None or self._answerable(question):
             return False
         return topic_coverage(self.retriever, said_words(question), [top]) >= SURVEY_TOPIC_COVERAGE
 

@@ -230,6 +230,30 @@ def test_with_an_llm_the_named_papers_are_the_only_sources_sent(bundled_index_di
 
 
 
+def test_with_an_llm_a_question_the_corpus_answers_as_asked_is_not_rewritten(bundled_index_dir, mocked_openai_chat):
+    """No "it" and answerable on its own: nothing for the condense prompt to resolve (a small model's rewrite
+    of "How does MergOPT work?" lost the name and was refused), and one LLM call fewer."""
+    conv, _ = _llm_conversation_on_federated_learning(bundled_index_dir, mocked_openai_chat,
+                                                      "MergOPT injects merge-induced parameter shifts [1].")
+    ans = conv.ask("How does MergOPT work?")
+    assert mocked_openai_chat.call_count == 2  # the first answer and this one: no condense call
+    user = json.loads(mocked_openai_chat.calls[1].request.content)["messages"][-1]["content"]
+    assert 'id="002_20c6bded0bdf1017#15"' in user and ans.citations[0].paper_id == "002_20c6bded0bdf1017#15"
+
+
+def test_with_an_llm_that_cited_nothing_tell_me_more_is_about_its_first_source(bundled_index_dir, mocked_openai_chat):
+    settings = Settings.from_env(index_dir=bundled_index_dir)
+    conv = Conversation(Retriever(Index(settings), settings), settings)
+    mocked_openai_chat.side_effect = [sse_response("RESFL balances privacy and fairness."),
+                                      sse_response("It also uses evidential aggregation [1].")]
+    first = conv.ask("which paper handles fairness in federated object detection?")
+    assert not first.citations
+    more = conv.ask("tell me more")
+    user = json.loads(mocked_openai_chat.calls[1].request.content)["messages"][-1]["content"]
+    assert user.count("<source ") == 1 and f'id="{first.sources[0].paper_id}"' in user
+    assert [c.paper_id for c in more.citations] == [first.sources[0].paper_id]
+
+
 RESFL = "004_b9c85a56bb10ecbe#5"  # federated learning with fairness-aware aggregation
 FL_DP = "001_920fbba894271a85#10"  # the convergent privacy of FL with differential privacy
 FL = {RESFL, FL_DP, "000_c647aebf503422f2#1", "002_20c6bded0bdf1017#1"}  # the four federated-learning papers
