@@ -207,13 +207,17 @@ def test_without_a_previous_answer_numbers_are_just_words(conversation):
     assert ans.answerable and len(conversation.turns) == 1
 
 
+def _llm_conversation(index_dir, mocked_openai_chat, replies: list[str]) -> Conversation:
+    """A conversation whose LLM streams ``replies`` in turn."""
+    settings = Settings.from_env(index_dir=index_dir)
+    mocked_openai_chat.side_effect = [sse_response(r) for r in replies]
+    return Conversation(Retriever(Index(settings), settings), settings)
+
+
 def _llm_conversation_on_federated_learning(index_dir, mocked_openai_chat, next_reply: str):
     """An LLM conversation whose first answer cited four federated-learning papers; the LLM's next reply
     is ``next_reply``. Returns the conversation and that first answer."""
-    settings = Settings.from_env(index_dir=index_dir)
-    conv = Conversation(Retriever(Index(settings), settings), settings)
-    mocked_openai_chat.side_effect = [sse_response("FL work includes [1], [2], [3] and [4]."),
-                                      sse_response(next_reply)]
+    conv = _llm_conversation(index_dir, mocked_openai_chat, ["FL work includes [1], [2], [3] and [4].", next_reply])
     return conv, conv.ask("what work exists on federated learning?")
 
 
@@ -242,10 +246,8 @@ def test_with_an_llm_a_question_the_corpus_answers_as_asked_is_not_rewritten(bun
 
 
 def test_with_an_llm_that_cited_nothing_tell_me_more_is_about_its_first_source(bundled_index_dir, mocked_openai_chat):
-    settings = Settings.from_env(index_dir=bundled_index_dir)
-    conv = Conversation(Retriever(Index(settings), settings), settings)
-    mocked_openai_chat.side_effect = [sse_response("RESFL balances privacy and fairness."),
-                                      sse_response("It also uses evidential aggregation [1].")]
+    conv = _llm_conversation(bundled_index_dir, mocked_openai_chat, ["RESFL balances privacy and fairness.",
+                                                                     "It also uses evidential aggregation [1]."])
     first = conv.ask("which paper handles fairness in federated object detection?")
     assert not first.citations
     more = conv.ask("tell me more")
@@ -335,10 +337,8 @@ def test_which_of_them_is_not_decided_by_a_word_most_papers_have(conversation):
 
 def test_with_an_llm_that_cited_nothing_them_are_the_sources_it_listed(bundled_index_dir, mocked_openai_chat):
     """An uncited LLM answer lists the sources it was given; "which of them ..." chooses among those."""
-    settings = Settings.from_env(index_dir=bundled_index_dir)
-    conv = Conversation(Retriever(Index(settings), settings), settings)
-    mocked_openai_chat.side_effect = [sse_response("Federated learning trains models across clients."),
-                                      sse_response("RESFL does [1].")]
+    conv = _llm_conversation(bundled_index_dir, mocked_openai_chat,
+                             ["Federated learning trains models across clients.", "RESFL does [1]."])
     uncited = conv.ask("Has anyone studied federated learning?")
     assert uncited.answerable and uncited.citations == []
     conv.ask("which of them handles fairness?")
