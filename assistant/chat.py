@@ -122,6 +122,11 @@ _FILLER = {"tell", "me", "more", "about", "what", "how", "doe", "do", "is", "are
            "differ", "contrast", "versu", "vs", "show", "give", "to"}
 
 
+#: Stemmed words a question can ask of any paper ("the core idea", "the main limitation", "the key result").
+_ABOUT_ANY_PAPER = {"core", "idea", "main", "key", "central", "contribut", "limit", "result", "insight", "takeaway",
+                    "novelti", "novel", "differ", "benefit", "advantag", "behind", "overal", "gist", "point", "goal",
+                    "motiv", "problem", "solv", "finding", "find", "conclus"}
+
 #: Of those, the ones that ask what the papers are: "compare [1] and [2]", "describe the second one".
 _GIST = {"compar", "explain", "describ", "summar", "summari", "tell", "differ", "contrast", "versu", "vs"}
 
@@ -272,14 +277,16 @@ class Conversation:
     def _continues(self, question: str) -> bool:
         """A question with no "it" that the corpus cannot answer on its own but whose words the previous top
         paper holds is about that paper ("How does the gain compare to the oracle upper bound?")."""
-        from .answer import SURVEY_TOPIC_COVERAGE, said_words, topic_coverage
+        from .answer import SURVEY_TOPIC_COVERAGE, _terms, said_words, topic_coverage
 
         prev = self.last.answer
         top = prev.citations[0].paper_id if prev.citations else \
             prev.sources[0].paper_id if prev.sources and prev.answerable else None
         if top is None or self._answerable(question):
             return False
-        return topic_coverage(self.retriever, said_words(question), [top]) >= SURVEY_TOPIC_COVERAGE
+        # "what's the core idea behind the alignment?": what any paper has ("core idea") says nothing of which
+        said = " ".join(w for w in said_words(question).split() if not _terms(w) <= _ABOUT_ANY_PAPER)
+        return bool(_terms(said)) and topic_coverage(self.retriever, said, [top]) >= SURVEY_TOPIC_COVERAGE
 
     def _changes_topic(self, question: str, top: str | None) -> bool:
         """A short follow-up with no "it" ("what about diffusion models?") that is answerable on its own

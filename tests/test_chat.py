@@ -115,6 +115,10 @@ def test_a_question_only_the_paper_talked_about_answers_is_about_it(conversation
     assert "20x more unique data" in ans.text
     # a new question the corpus cannot answer stays refused
     assert not conversation.ask("Is there work on global weather forecasting with deep learning?").answerable
+    # what any paper has ("the core idea") does not count: "alignment" is the previous paper's word
+    conversation.ask("any work on personalizing LLMs?")
+    ans = conversation.ask("so what's the core idea behind the alignment?")
+    assert ans.answerable and ans.citations[0].paper_id == "000_c647aebf503422f2#10"
 
 
 def test_tell_me_more_quotes_what_the_paper_talked_about_says_besides(conversation):
