@@ -86,6 +86,10 @@ _INTERJECTIONS = ("hi|hey|hello|ok|okay|cool|nice|neat|sweet|great|awesome|thank
 _LEADING_CHAT = re.compile(rf"^(?:\W*\b(?:{_INTERJECTIONS})\b(?:\s*[:;]-?[)D(])?[\s,.!:;-]*)+", re.I)
 
 
+#: The reply to a line with nothing to search for ("thanks!", "hi").
+CHAT_ONLY = "Ask me about the papers, e.g. \"what work exists on federated learning?\" or \"how does it work?\"."
+
+
 def without_chitchat(question: str) -> str:
     """The question without the pleasantries around it: leading interjections, and leading short sentences
     with one ("haha nice name. so what's the core idea?" -> "what's the core idea?")."""
@@ -316,6 +320,11 @@ class Conversation:
 
     def ask(self, question: str, on_token: Callable[[str], None] | None = None) -> Answer:
         typed, question = question, without_chitchat(question)
+        if not _LEADING_CHAT.sub("", question).strip(" !.?:;()-"):  # "thanks!", "hi": nothing to search for
+            answer = Answer(question=typed, text=CHAT_ONLY, mode="llm" if self.settings.llm_enabled else "extractive",
+                            answerable=False, citations=[], sources=[])
+            self.turns.append(Turn(question=typed, answer=answer))
+            return answer
         answer = self._ask(question, on_token)
         answer.question = typed  # stored and shown as typed; the turn's retrieval query is the question itself
         self.turns[-1] = Turn(question=typed, answer=answer)

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from assistant.answer import CONTRIBUTION_RE
-from assistant.chat import Conversation, references, without_chitchat, without_references
+from assistant.chat import CHAT_ONLY, Conversation, references, without_chitchat, without_references
 from assistant.config import Settings
 from assistant.errors import InputError
 from assistant.index import Index
@@ -148,6 +148,9 @@ def test_pleasantries_are_not_asked_of_the_papers(conversation):
     assert ans.answerable and ans.citations[0].paper_id == "004_b9c85a56bb10ecbe#8"
     assert ans.question == "hmm ok, and how did GPT-5 do on the ambivalent decisions?"
     assert conversation.turns[-1].question == ans.question
+    # a line with nothing to search for gets a hint, not "no paper addresses this question"
+    thanks = conversation.ask("thanks!")
+    assert not thanks.answerable and thanks.text == CHAT_ONLY and thanks.citations == []
 
 
 def test_is_there_one_too_stays_on_the_topic(conversation):
