@@ -409,6 +409,11 @@ class Conversation:
             if _THE_ONE.search(question) and top and not found.answerable and topic_coverage(
                     self.retriever, said_words(asked), [top]) < SURVEY_TOPIC_COVERAGE:
                 return None  # "the one on X": none of them is; the corpus may have it
+            if not found.answerable and not pinned:
+                # no one of them stands out, but some hold what is asked ("the multimodal one" of two): those,
+                # not "none of them"
+                pinned = [h.paper_id for h in found.hits if topic_coverage(
+                    self.retriever, said_words(asked), [h.paper_id]) >= SURVEY_TOPIC_COVERAGE][:3] or None
             told = f"{question} (The user means the papers below, from the previous answer.)" \
                 if self.settings.llm_enabled else asked
             answer = answer_question(self.retriever, told, self.settings, on_token=on_token, retrieval_query=asked,

@@ -288,6 +288,13 @@ def test_which_of_them_chooses_among_the_papers_the_answer_cited(conversation):
     assert bound.answerable and bound.citations[0].paper_id == FL_DP
 
 
+def test_which_of_them_answers_from_every_one_that_holds_it_when_none_stands_out(conversation):
+    """"Which of them are benchmarks?" when both are: both, not only the one ranked first (nor "none of them")."""
+    listed = {c.paper_id for c in conversation.ask("Which papers study LLM agents?").citations}
+    assert listed == {"000_c647aebf503422f2#3", "001_920fbba894271a85#3"}
+    assert {c.paper_id for c in conversation.ask("which of them are benchmarks?").citations} == listed
+
+
 def test_with_an_llm_which_of_them_sends_only_the_papers_cited_before(bundled_index_dir, mocked_openai_chat):
     conv, first = _llm_conversation_on_federated_learning(bundled_index_dir, mocked_openai_chat, "RESFL does [1].")
     cited = {c.paper_id for c in first.citations}
