@@ -80,24 +80,27 @@ _MORE = re.compile(r"^\W*(?:ok(?:ay)?\W+)?(?:(?:can|could)\s+you\s+)?(?:please\s
                    r"(?:\s+(?:please|about\s+(?:it|that|this)))?\W*$", re.I)
 
 #: What people say around a question in a chat ("hi :)", "cool,", "haha nice name.", "hmm ok, and ..."): not what
-#: the papers are asked.
-_INTERJECTIONS = ("hi|hey|hello|ok|okay|cool|nice|neat|sweet|great|awesome|thanks|thank you|thx|hmm+|ha|haha+|lol|wow|"
-                  "interesting|got it|i see|right|sure|alright|perfect|good|so|and|well|oh|ah")
-_LEADING_CHAT = re.compile(rf"^(?:\W*\b(?:{_INTERJECTIONS})\b(?:\s*[:;]-?[)D(])?[\s,.!:;-]*)+", re.I)
-
+#: the papers are asked. Words that are only ever said so go as they are; the ones that also describe ("great",
+#: "right", "well") only before punctuation ("great, ..."), not in "Great Barrier Reef" or "well-calibrated".
+_SAID = "hi|hey|hello|thanks|thank you|thx|hmm+|ha|haha+|lol|wow|ok|okay|oh|ah|yes|yeah|so|and"
+_SAID_THEN = "cool|nice|neat|sweet|great|awesome|interesting|perfect|good|right|sure|alright|got it|i see|well"
+_LEADING_CHAT = re.compile(rf"^(?:\W*\b(?:{_SAID})\b(?:\s*[:;]-?[)D(])?[\s,.!:;]*"
+                           rf"|\W*\b(?:{_SAID_THEN})\b(?:\s*[:;]-?[)D(])?\s*[,.!:;]+\s*)+", re.I)
+_CHAT_WORDS = set("|".join((_SAID, _SAID_THEN)).replace("+", "").split("|")) | {"hmmm", "hahaha", "name", "one"}
 
 #: The reply to a line with nothing to search for ("thanks!", "hi").
 CHAT_ONLY = "Ask me about the papers, e.g. \"what work exists on federated learning?\" or \"how does it work?\"."
 
 
 def without_chitchat(question: str) -> str:
-    """The question without the pleasantries around it: leading interjections, and leading short sentences
-    with one ("haha nice name. so what's the core idea?" -> "what's the core idea?")."""
+    """The question without the pleasantries around it: leading interjections, and a leading short sentence
+    of them ("haha nice name. so what's the core idea?" -> "what's the core idea?")."""
     text = question
     while True:
         first = re.match(r"^\s*([^.!?]{1,40}[.!])\s+(?=\S)", text)
-        words = first.group(1).split() if first else []
-        if first and len(words) <= 4 and re.search(rf"\b(?:{_INTERJECTIONS})\b", first.group(1), re.I):
+        words = [w.lower() for w in re.findall(r"[\w'-]+", first.group(1))] if first else []
+        said = sum(w in _CHAT_WORDS for w in words)
+        if said and len(words) - said <= 1:
             text = text[first.end():]
             continue
         stripped = _LEADING_CHAT.sub("", text)

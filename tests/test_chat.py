@@ -140,8 +140,9 @@ def test_pleasantries_are_not_asked_of_the_papers(conversation):
     last question off the paper talked about, and it was refused. The turns keep what was typed."""
     assert without_chitchat("haha nice name. so what's the core idea?") == "what's the core idea?"
     assert without_chitchat("hi :) any papers on dilemmas?") == "any papers on dilemmas?"
-    kept = "Graph transformers. Which papers use them?"
-    assert without_chitchat(kept) == kept
+    for kept in ["Graph transformers. Which papers use them?", "Great Barrier Reef coral models?",
+                 "Right-to-left decoding. Which paper?", "Well-calibrated models?"]:
+        assert without_chitchat(kept) == kept
     conversation.ask("hi :) any papers on how LLMs handle high-stakes dilemmas with conflicting values?")
     conversation.ask("cool, how big is the dataset?")
     ans = conversation.ask("hmm ok, and how did GPT-5 do on the ambivalent decisions?")
