@@ -86,7 +86,7 @@ _SAID = "hi|hey|hello|thanks|thank you|thx|hmm+|ha|haha+|lol|wow|ok|okay|oh|ah|y
 _SAID_THEN = "cool|nice|neat|sweet|great|awesome|interesting|perfect|good|right|sure|alright|got it|i see|well"
 _LEADING_CHAT = re.compile(rf"^(?:\W*\b(?:{_SAID})\b(?:\s*[:;]-?[)D(])?[\s,.!:;]*"
                            rf"|\W*\b(?:{_SAID_THEN})\b(?:\s*[:;]-?[)D(])?\s*[,.!:;]+\s*)+", re.I)
-_CHAT_WORDS = set("|".join((_SAID, _SAID_THEN)).replace("+", "").split("|")) | {"hmmm", "hahaha", "name", "one"}
+_CHAT_WORDS = set("|".join((_SAID, _SAID_THEN)).replace("+", "").split("|")) | {"hmmm", "hahaha"}
 
 #: The reply to a line with nothing to search for ("thanks!", "hi").
 CHAT_ONLY = "Ask me about the papers, e.g. \"what work exists on federated learning?\" or \"how does it work?\"."
