@@ -86,6 +86,8 @@ _AUX = re.compile(r"\b(?:is|are|was|were|does|do|did|can|could|has|have|had|will
                   r"on|for|from|to|with|by|that|the|a|an|this|these|it|its|they|their)\b.*", re.I)
 _ASKS_NAME = re.compile(r"\b(?:what|how)\s+(?:is|are|was)\s+(?:it|they|this|that|the\s+[\w-]+|this\s+[\w-]+)\s+"
                         r"(?:called|named)\b|\bwhat\s+(?:is|was)\s+(?:the|its|their)\s+name\b|\bname\s+of\b", re.I)
+_KIND_OF = re.compile(r"\b(?:which|what)\s+(?:kinds?|types?|sorts?|forms?|class(?:es)?)\s+of\s+"
+                      r"((?:[\w-]+\s+){0,2}[\w-]+)", re.I)
 _COPULA_FIRST = re.compile(r"^(?:is|are|was|were)\s+(?:the|its|their)\s+", re.I)
 _GENERIC_ASKED = {"paper", "work", "studi", "articl", "author", "approach", "method", "one", "kind", "type"}
 _NUMBER = re.compile(r"(?:\d[\d,.]*%?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
@@ -110,7 +112,13 @@ def asked_kinds(question: str) -> dict[str, str] | None:
     if _ASKS_NAME.search(question):
         return None
     kinds: dict[str, str] = {}
+    for m in _KIND_OF.finditer(question):  # "which kind of dangerous knowledge": the kind of its head noun
+        head = _AUX.sub("", m.group(1)).split()
+        for word in _terms(head[-1] if head else "") - _GENERIC_ASKED:
+            kinds[word] = "kind"
     for m in _ASKED.finditer(question):
+        if _KIND_OF.match(question, m.start()):
+            continue
         kind = "number" if m.group().lower().startswith("how") else "any"
         # "which are the games ...?" asks for games (a list); "what is the cost ...?" for a description
         phrase = _COPULA_FIRST.sub("", m.group(1)) if m.group().lower().startswith("which") else m.group(1)
@@ -183,6 +191,11 @@ def bears_answer(sentence: str, known: set[str], asked: set[str] | dict[str, str
     kinds = asked if isinstance(asked, dict) else dict.fromkeys(asked, kind)
     at = [(i, hit) for i, w in enumerate(clean) if w and (hit := _terms(w) & kinds.keys())]
     for i, hit in at:
+        # "which kind of dangerous knowledge?": "... minimizing biothreat proxy knowledge": a word the question
+        # does not have says what kind
+        if any(kinds[t] == "kind" for t in hit) and i > 0 and _terms(clean[i - 1]) and \
+                not _terms(clean[i - 1]) <= known and clean[i - 1].lower() not in known:
+            return True
         near = range(max(0, i - window), min(len(words), i + window + 1))
         if any(new_number(j) for j in near):
             return True
@@ -863,10 +876,13 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     # paper's quota lasts (its words may be few: "we propose a benchmark LiveDRBench with 100 tasks")
     asked, kind = asked_for(question) if not (survey or overview) else (set(), "")
     if kind in ("any", "number"):
-        asked = asked_kinds(question)
+        # the kind of a word most abstracts have ("what kind of model") is not told by the word before it
+        asked = {t: k for t, k in (asked_kinds(question) or {}).items()
+                 if k != "kind" or retriever.index.doc_freq(t) <= len(papers) // 5}
     # "Which paper proposes ...?", "deep research benchmark high fan-out": the paper is what is asked, so the
     # sentence in which it names what it contributes ("we propose a benchmark LiveDRBench ...") bears the answer
-    identify = not (survey or overview or kind) and (not _WH.search(question) or bool(_IDENTIFY.match(question.strip())))
+    identify = not (survey or overview or kind) and (not _WH.search(question)
+                                                      or bool(_IDENTIFY.match(question.strip())))
     known = _known_names(question) if kind or identify else set()
     bonus = [ANSWER_BONUS * (bears_answer(s, known, asked, kind) if kind else
                              bool(CONTRIBUTION_RE.search(s)) and bears_answer(s, known, set(), "name"))

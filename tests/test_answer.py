@@ -132,6 +132,11 @@ def test_each_asked_word_wants_the_kind_its_own_phrase_asks_for():
                         "from generative RMs via reinforcement learning from verifiable rewards (RLVR).",
                         _known_names(q), asked_kinds(q), "any")
     assert asked_kinds("What is this method called?") is None
+    # "which kind of X": a word before X that the question does not have says what kind
+    q = "Which kind of dangerous knowledge did the filtering target?"
+    assert asked_kinds(q) == {"knowledg": "kind"}
+    assert bears_answer("It minimizes biothreat proxy knowledge in LLMs.", _known_names(q), asked_kinds(q), "any")
+    assert not bears_answer("Filtered models lack dangerous knowledge.", _known_names(q), asked_kinds(q), "any")
     # "which are the games ...?" asks for games; "what is the cost ...?" for a description, not a name
     assert asked_kinds("In SPIRAL, which are the games they use in multi-game training?") == {"game": "list"}
     assert asked_kinds("What is the cost of the approach?") == {}
