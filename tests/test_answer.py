@@ -3,8 +3,8 @@ import re
 import pytest
 
 from assistant.answer import (CONTRIBUTION_RE, _known_names, answer_question, area_focus, area_means, asked_for,
-                              asked_kinds, bears_answer, format_sources, is_survey, parse_citations, split_sentences,
-                              survey_topic)
+                              asked_kinds, bears_answer, format_sources, is_survey, lacks_area, parse_citations,
+                              split_sentences, survey_topic)
 from assistant.config import Settings
 from assistant.index import Index
 from assistant.prompts import NO_ANSWER_PHRASE
@@ -349,6 +349,17 @@ def test_a_long_area_question_needs_the_words_of_a_specific_means_too(retriever)
     assert not answer_question(retriever, f"Which papers {topic}?").answerable
     assert answer_question(retriever, "Which papers improve visual reasoning of vision-language models with "
                                       "reinforcement learning, for example self-rewarding?").answerable
+
+
+def test_an_area_question_its_papers_match_closely_is_not_checked_by_its_words(retriever):
+    """"Foundation models for ECG or EEG signals": no one paper has both words, but the cosine (0.61) is one no
+    unanswerable area question reaches; both papers are the answer."""
+    q = "Which papers build or benchmark foundation models for ECG or EEG signals?"
+    assert retriever.search(q).confidence >= 0.6 and lacks_area(retriever, survey_topic(q),
+                                                                 [h.paper_id for h in retriever.search(q).hits])
+    ans = answer_question(retriever, q)
+    assert ans.answerable and {c.paper_id for c in ans.citations} >= {"000_c647aebf503422f2#12",
+                                                                       "003_22ceaf1a0eb8de0c#5"}
 
 
 def test_an_area_question_with_a_verb_or_a_long_head_is_checked_by_its_area(retriever):
