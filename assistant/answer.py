@@ -302,12 +302,17 @@ def _area_focus(topic: str) -> tuple[str | None, bool]:
     head = _LEADING_LIST.sub("", head) if _terms(_LEADING_LIST.sub("", head)) else head
     if not _terms(head):
         return None, False
+    return _first_terms(head), len(_terms(head)) > COVERAGE_MAX_TERMS
+
+
+def _first_terms(text: str) -> str:
+    """The text up to its :data:`COVERAGE_MAX_TERMS`-th stemmed term."""
     words: list[str] = []
-    for word in head.split():
+    for word in text.split():
         words.append(word)
         if len(_terms(" ".join(words))) >= COVERAGE_MAX_TERMS:
             break
-    return " ".join(words), len(_terms(head)) > COVERAGE_MAX_TERMS
+    return " ".join(words)
 
 
 #: An area question whose best cosine reaches this is not checked by its words: its papers say it in their own
@@ -346,12 +351,8 @@ def area_means(topic: str) -> str | None:
     rest = topic[end.start():].strip()
     if not _MEANS.match(rest):
         return None
-    words: list[str] = []
-    for word in _AREA_HEAD_END.split(_MEANS.sub("", rest), maxsplit=1)[0].strip(" ,").split():
-        words.append(word)
-        if len(_terms(" ".join(words))) >= COVERAGE_MAX_TERMS:
-            break
-    return " ".join(words) if _terms(" ".join(words)) else None
+    means = _first_terms(_AREA_HEAD_END.split(_MEANS.sub("", rest), maxsplit=1)[0].strip(" ,"))
+    return means if _terms(means) else None
 
 
 def holds_area(retriever: Retriever, topic: str, paper_ids: list[str]) -> bool:
@@ -610,9 +611,9 @@ def _retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
         if not found.answerable:
             # "How does MergOPT work?": "how", "does" and "work" match other abstracts better (MergOPT's paper
             # was 4th, cosine 0.15); a name only one paper has says which paper is meant
-            wider = retriever.search(question, k=max(k, AREA_POOL))
-            if (hit := retriever.named_paper(question, wider.hits)) is not None:
-                hits = [hit, *(h for h in wider.hits if h is not hit)][:k]
+            if (hit := retriever.named_paper(question, k=max(k, AREA_POOL))) is not None:
+                wider = retriever.search(question, k=max(k, AREA_POOL))
+                hits = [hit, *(h for h in wider.hits if h.paper_id != hit.paper_id)][:k]
                 return dc_replace(wider, hits=[dc_replace(h, rank=n) for n, h in enumerate(hits, 1)], answerable=True)
         # A lookup the gate refuses gets the second look an area question gets, at its description: the
         # framing pulls the cosine down ("Which paper studies a scaled-up linear-RNN layer that exactly

@@ -245,7 +245,7 @@ class Conversation:
         if _NEW_TOPIC.search(question) or _OWN_PAPER.search(question) and not _ALSO.search(question):
             return True
         return not _ANAPHORA.search(question) and \
-            self.retriever.named_paper(question, self.retriever.search(question, k=20).hits) is not None
+            self.retriever.named_paper(question) is not None
 
     def standalone(self, question: str) -> str:
         """The query used for retrieval: the question itself, or a rewrite that resolves references."""
@@ -264,16 +264,21 @@ class Conversation:
             return question
         prev = self.last
         # The previous top paper's title anchors "it"; the previous question carries the topic.
-        anchor = ""
-        top = None
-        if prev.answer.citations:
-            anchor, top = prev.answer.citations[0].title, prev.answer.citations[0].paper_id
-        elif prev.answer.sources and prev.answer.answerable:
-            anchor, top = prev.answer.sources[0].title, prev.answer.sources[0].paper_id
+        top, anchor = self._talked_about() or (None, "")
         if not self.settings.llm_enabled and self._changes_topic(question, top):
             return question
         base = prev.answer.retrieval_query or prev.question
         return " ".join(x for x in (base, anchor, question) if x)
+
+    def _talked_about(self) -> tuple[str, str] | None:
+        """(paper id, title) of the previous answer's top paper: its first citation, else (an LLM that cited
+        nothing) its first source."""
+        prev = self.last.answer
+        if prev.citations:
+            return prev.citations[0].paper_id, prev.citations[0].title
+        if prev.sources and prev.answerable:
+            return prev.sources[0].paper_id, prev.sources[0].title
+        return None
 
     def _answerable(self, question: str) -> bool:
         """Whether the corpus answers the question on its own, as ``ask`` would decide."""
@@ -286,9 +291,7 @@ class Conversation:
         paper holds is about that paper ("How does the gain compare to the oracle upper bound?")."""
         from .answer import SURVEY_TOPIC_COVERAGE, _terms, said_words, topic_coverage
 
-        prev = self.last.answer
-        top = prev.citations[0].paper_id if prev.citations else \
-            prev.sources[0].paper_id if prev.sources and prev.answerable else None
+        top = (self._talked_about() or (None,))[0]
         if top is None or self._answerable(question):
             return False
         # "what's the core idea behind the alignment?": what any paper has ("core idea") says nothing of which

@@ -299,19 +299,22 @@ class Retriever:
         papers = self.index.all_papers()
         holds = [pid for pid in order if pid in papers
                  and all(p in _plain(f"{papers[pid].title} {papers[pid].abstract}") for p in phrases)]
-        return holds + [pid for pid in order if pid not in set(holds)] if holds else order
+        first = set(holds)
+        return holds + [pid for pid in order if pid not in first] if holds else order
 
-    def named_paper(self, query: str, hits: list[Hit]) -> Hit | None:
+    def named_paper(self, query: str, hits: list[Hit] | None = None, k: int = 20) -> Hit | None:
         """The one hit the query names by a word no other paper of the index has: a coined name ("MergOPT")
         anywhere in the paper, an acronym ("SWD", "LMs") only in its title (in one abstract of a small corpus an
         acronym is as likely a field's word); typed in lower case ("mergopt", "swd"), a word no English word list
-        has, spelled so by the paper. None if no hit or several are named."""
+        has, spelled so by the paper. None if no hit or several are named. Without ``hits``, the query's top
+        ``k`` are searched for, only when it has such a word."""
         words = {w for w in _WORD.findall(query) if _name_like(w)
                  or w.islower() and len(w) >= 3 and w not in _english_words()}
         unique = [w for w in words if stem_terms(w) and all(self.index.doc_freq(t) == 1 for t in stem_terms(w))]
         if not unique:
             return None
         papers = self.index.all_papers()
+        hits = self.search(query, k=k).hits if hits is None else hits
 
         def names(hit: Hit) -> bool:
             p = papers.get(hit.paper_id)
