@@ -86,8 +86,16 @@ def _verified(path: str) -> str:
     return path
 
 
-def _new_session(model: str | bytes, threads: int):
-    """An onnxruntime CPU session on a model file path or serialized model."""
+#: onnxruntime fusions that make this model slower on CPU (onnxruntime 1.32, 2 cores, batches of 8 x 150
+#: tokens): its SkipLayerNormalization kernel takes ~970 us where the Add + LayerNormalization it replaces
+#: take ~180, and BiasGelu ~700 where Add + Gelu take ~450. Without them chunk embedding is ~12% faster and
+#: one-text queries ~4%; vectors agree to 3e-6 (benchmarks/speed.py, "raw fast" against "raw").
+SLOW_FUSIONS = ("SkipLayerNormFusion", "BiasGeluFusion")
+
+
+def _new_session(model: str | bytes, threads: int, tuned: bool = True):
+    """An onnxruntime CPU session on a model file path or serialized model; ``tuned=False`` keeps every
+    fusion onnxruntime makes by default (the benchmarks' plain baseline)."""
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
@@ -95,7 +103,8 @@ def _new_session(model: str | bytes, threads: int):
     opts.inter_op_num_threads = 1
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     opts.log_severity_level = 3
-    return ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"],
+                                disabled_optimizers=list(SLOW_FUSIONS) if tuned else None)
 
 
 def _cached_graph(cache_dir: Path | None) -> Path | None:
@@ -122,7 +131,7 @@ def _fast_graph(source: str, cache_dir: Path | None, threads: int) -> bytes | No
     try:
         data = onnxgraph.rewrite(Path(source).read_bytes())
         probe = ["[CLS] only", "graph neural networks for molecules " * 40, "a short query about federated learning"]
-        plain = OnnxMiniLM._embed_with(_new_session(source, threads), probe, 3)
+        plain = OnnxMiniLM._embed_with(_new_session(source, threads, tuned=False), probe, 3)
         fast = OnnxMiniLM._embed_with(_new_session(data, threads), probe, 3)
         if float(np.min((plain * fast).sum(axis=1))) < 0.99999:
             return None
@@ -148,9 +157,10 @@ def _fast_graph(source: str, cache_dir: Path | None, threads: int) -> bytes | No
 class OnnxMiniLM:
     """all-MiniLM-L6-v2 int8 on onnxruntime: mean pooling over the mask, then L2 norm.
 
-    ``graph="fast"`` (default) runs the rewritten graph of :mod:`assistant.onnxgraph` (same vectors,
-    ~12% faster), cached in ``cache_dir`` (default :func:`assistant.config.cache_dir`); ``"plain"`` the
-    PyPI file as is. One session per kind per process.
+    ``graph="fast"`` (default) runs the rewritten graph of :mod:`assistant.onnxgraph` without the fusions
+    of :data:`SLOW_FUSIONS` (same vectors, ~27% less time than the plain graph), cached in ``cache_dir``
+    (default :func:`assistant.config.cache_dir`); ``"plain"`` the PyPI file as is, with onnxruntime's
+    default fusions. One session per kind per process.
     """
 
     _lock = threading.Lock()
@@ -169,7 +179,8 @@ class OnnxMiniLM:
             if self.graph not in OnnxMiniLM._sessions:
                 path = _verified(str(model_path()))
                 session = self._fast_session(path) if self.graph == "fast" else None
-                OnnxMiniLM._sessions[self.graph] = session or _new_session(path, self.threads)
+                OnnxMiniLM._sessions[self.graph] = session or _new_session(path, self.threads,
+                                                                           tuned=self.graph == "fast")
             return OnnxMiniLM._sessions[self.graph]
 
     def _fast_session(self, path: str):
