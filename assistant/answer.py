@@ -73,6 +73,16 @@ OVERVIEW_RE = re.compile(
 #: A sentence that only says where the code or data is: the answer to nothing but "where is the code?".
 BOILERPLATE_RE = re.compile(r"https?://|\\url\{|github\.com|\b(?:code|data|models?|implementation)s?\b[^.]{0,40}"
                             r"\b(?:is|are|will be)\s+(?:publicly\s+|freely\s+)?(?:available|released)", re.I)
+#: A sentence that answers the one before it ("... relies on surface-level features. To address these, we propose
+#: Think-as-Locals ..."): what a question asking for the remedy wants, though it repeats none of its words.
+_ANSWERS_PREVIOUS = re.compile(
+    r"^\s*(?:to\s+(?:address|tackle|overcome|mitigate|fill|bridge|close|solve|resolve|remedy|alleviate|counter|"
+    r"handle|fix)\s+(?:this|these|them|both|such|that|those|the\s+(?:above|gap|issue|problem|challenge)s?)\b"
+    r"|to\s+this\s+end\b|(?:motivated|inspired|guided)\s+by\s+(?:this|these)\b)", re.I)
+#: A question that asks how a problem is dealt with ("what do the authors propose to reduce reliance on X?").
+_ASKS_REMEDY = re.compile(
+    r"\b(?:propos|introduc|suggest|address|tackl|overcom|mitigat|solv|resolv|remed|alleviat|counter|fix|"
+    r"reduc|avoid|prevent|lessen|curb)\w*", re.I)
 _ASKS_FOR_CODE = re.compile(r"\b(?:code|github|repo(?:sitory)?|implementation|available|release[ds]?|url|link)\b", re.I)
 
 
@@ -923,6 +933,12 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
             first_gain = gains[best] - bonus[best] if first_gain is None else first_gain
             picked.append((n, best))
             covered |= sterms[best]
+    if _ASKS_REMEDY.search(question) and not (survey or overview):
+        # a picked sentence that states the problem asked about, followed by "To address this, we propose X":
+        # that sentence answers (it shares none of the question's words, so coverage never picks it)
+        follow = [(n, i + 1) for n, i in picked if n == 1 and i + 1 < len(sentences) and sentences[i + 1][0] == n
+                  and (n, i + 1) not in picked and _ANSWERS_PREVIOUS.match(sentences[i + 1][1])]
+        picked += follow[:1]
     picked = picked[:max_sentences]
     lines = []
     snippets: dict[int, str] = {}

@@ -118,6 +118,15 @@ def test_the_answer_is_the_sentence_with_what_was_asked_not_the_one_restating_th
                         _known_names("What pathology appears?"), {"patholog"}, "any")
 
 
+def test_what_is_proposed_against_a_problem_is_the_sentence_after_the_one_stating_it(retriever):
+    """"To address these, we propose Think-as-Locals ..." answers "what do they propose to reduce reliance on
+    surface-level features?" though it repeats none of its words; the sentence stating the problem does."""
+    ans = answer_question(retriever, "How many cultures does the cultural awareness reward model benchmark cover, "
+                                     "and what do its authors propose to reduce reliance on surface-level features?")
+    assert "10 distinct cultures" in ans.text and "Think-as-Locals" in ans.text
+    assert {c.paper_id for c in ans.citations} == {ans.citations[0].paper_id}
+
+
 def test_each_asked_word_wants_the_kind_its_own_phrase_asks_for():
     """"How many tasks ..., and what overall F1 ...?": a number answers "tasks" (not "tasks such as writing
     surveys"); "what RLVR-based method do they propose?" is answered by "we propose <name> ... via RLVR"."""
