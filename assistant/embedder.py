@@ -89,7 +89,8 @@ def _verified(path: str) -> str:
 #: onnxruntime fusions that make this model slower on CPU (onnxruntime 1.32, 2 cores, batches of 8 x 150
 #: tokens): its SkipLayerNormalization kernel takes ~970 us where the Add + LayerNormalization it replaces
 #: take ~180, and BiasGelu ~700 where Add + Gelu take ~450. Without them chunk embedding is ~12% faster and
-#: one-text queries ~4%; vectors agree to 3e-6 (benchmarks/speed.py, "raw fast" against "raw").
+#: one-text queries ~4%; vectors agree to 3e-6 (the same batches through one session with and one without
+#: them, alternating; README "The model's graph").
 SLOW_FUSIONS = ("SkipLayerNormFusion", "BiasGeluFusion")
 
 
