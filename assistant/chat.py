@@ -412,14 +412,17 @@ class Conversation:
             top = found.hits[0].paper_id if found.hits else None
             pinned = [top] if top and not found.answerable and _singles_out(
                 self.retriever, found.query, top, [pid for pid, _ in among if pid != top]) else None
-            if _THE_ONE.search(question) and top and not found.answerable and topic_coverage(
-                    self.retriever, said_words(asked), [top]) < SURVEY_TOPIC_COVERAGE:
+            said = said_words(asked)
+
+            def holds(pid: str) -> bool:  # the paper has what is asked about
+                return topic_coverage(self.retriever, said, [pid]) >= SURVEY_TOPIC_COVERAGE
+
+            if _THE_ONE.search(question) and top and not found.answerable and not holds(top):
                 return None  # "the one on X": none of them is; the corpus may have it
             if not found.answerable and not pinned:
                 # no one of them stands out, but some hold what is asked ("the multimodal one" of two): those,
                 # not "none of them"
-                pinned = [h.paper_id for h in found.hits if topic_coverage(
-                    self.retriever, said_words(asked), [h.paper_id]) >= SURVEY_TOPIC_COVERAGE][:3] or None
+                pinned = [h.paper_id for h in found.hits if holds(h.paper_id)][:3] or None
             told = f"{question} (The user means the papers below, from the previous answer.)" \
                 if self.settings.llm_enabled else asked
             answer = answer_question(self.retriever, told, self.settings, on_token=on_token, retrieval_query=asked,
