@@ -605,7 +605,8 @@ def _retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     survey = is_survey(question)
     # an area question's wider list feeds its blended ranking: its top k are those a search for k returns
     # (the candidate pool does not depend on k below 25)
-    found = retriever.search(question, k=max(k, AREA_POOL) if survey else k)
+    # an area question lists many papers, so its top two are often close: not re-ranked (ASSISTANT_RERANK)
+    found = retriever.search(question, k=max(k, AREA_POOL) if survey else k, rerank=not survey)
     wide, found.hits = found.hits, found.hits[:k]
     if not survey:
         if found.answerable and found.confidence < max(SHORT_GATE, retriever.threshold()) \
@@ -706,7 +707,7 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
         if survey:
             evidence = _kind_first(retriever, question, full)
     else:
-        full = retriever.search(retrieval_query or question, k=max(k, 10))
+        full = retriever.search(retrieval_query or question, k=max(k, 10), rerank=not survey)
     if pinned:
         found = {h.paper_id: h for h in full.hits}
         full.hits = [dc_replace(found[pid], rank=n) for n, pid in enumerate((p for p in pinned if p in found), 1)]

@@ -28,20 +28,26 @@ def ingest_paths(paths: list[Path] | None, settings: Settings, rebuild: bool = F
     return ingest(papers, settings, rebuild=rebuild, progress=progress), report
 
 
-def retriever(settings: Settings, progress: Progress | None = None) -> Retriever:
-    return Retriever(open_index(settings, progress=progress), settings)
+def retriever(settings: Settings, progress: Progress | None = None, on_rerank: Progress | None = None) -> Retriever:
+    """``on_rerank(done, total)``: progress of a re-ranking (ASSISTANT_RERANK), ~1 s per paper."""
+    found = Retriever(open_index(settings, progress=progress), settings)
+    found.on_rerank = on_rerank
+    return found
 
 
-def search(query: str, settings: Settings, k: int | None = None, progress: Progress | None = None) -> Retrieval:
-    return retrieve(retriever(settings, progress), query, k or max(settings.top_k, 10))
+def search(query: str, settings: Settings, k: int | None = None, progress: Progress | None = None,
+           on_rerank: Progress | None = None) -> Retrieval:
+    return retrieve(retriever(settings, progress, on_rerank), query, k or max(settings.top_k, 10))
 
 
-def ask(question: str, settings: Settings, on_token=None, progress: Progress | None = None) -> Answer:
-    return answer_question(retriever(settings, progress), question, settings, on_token=on_token)
+def ask(question: str, settings: Settings, on_token=None, progress: Progress | None = None,
+        on_rerank: Progress | None = None) -> Answer:
+    return answer_question(retriever(settings, progress, on_rerank), question, settings, on_token=on_token)
 
 
-def conversation(settings: Settings, progress: Progress | None = None) -> Conversation:
-    return Conversation(retriever(settings, progress), settings)
+def conversation(settings: Settings, progress: Progress | None = None,
+                 on_rerank: Progress | None = None) -> Conversation:
+    return Conversation(retriever(settings, progress, on_rerank), settings)
 
 
 def list_papers(settings: Settings, progress: Progress | None = None) -> list[Paper]:
@@ -100,9 +106,19 @@ def doctor(settings: Settings) -> dict:
         note = "" if not models or settings.model in models else f"; model {settings.model!r} is not listed there"
         return f"{where} reachable, {len(models)} models{note}"
 
+    def rerank_check():
+        if settings.rerank == "off":
+            return "off (ASSISTANT_RERANK=smollm2 re-ranks close calls; see the README's Re-ranking)"
+        from .rerank import model_path, reranker
+
+        value = reranker(settings.rerank).score("doctor check?", "A passage.")
+        return f"{model_path(settings.rerank)} loaded (depth {settings.rerank_depth}, margin " \
+               f"{settings.rerank_margin}; check score {value:.2f})"
+
     check("index", index_check)
     check("embedder", embedder_check)
     check("llm", llm_check)
+    check("rerank", rerank_check)
     report["ok"] = all(c["ok"] for c in report["checks"])
     return report
 

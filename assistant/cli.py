@@ -117,8 +117,9 @@ def handle_errors(fn):
 class _BuildProgress:
     """A rich progress bar for embedding papers, shown only when work happens."""
 
-    def __init__(self, label: str = "Embedding papers"):
+    def __init__(self, label: str = "Embedding papers", transient: bool = False):
         self.label = label
+        self.transient = transient
         self.progress = None
         self.task = None
         self.finished = False
@@ -130,7 +131,7 @@ class _BuildProgress:
             return
         if self.progress is None:
             self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                     TimeRemainingColumn(), console=getattr(err, "real", err), transient=False)
+                                     TimeRemainingColumn(), console=getattr(err, "real", err), transient=self.transient)
             self.progress.start()
             self.task = self.progress.add_task(self.label, total=total)
         self.progress.update(self.task, completed=done, total=total)
@@ -142,6 +143,11 @@ class _BuildProgress:
         if self.progress is not None:
             self.progress.stop()
             self.progress = None
+
+
+def _rerank_progress():
+    """Progress bar for re-ranking (ASSISTANT_RERANK), which takes ~1 s per paper; gone when done."""
+    return _BuildProgress("Re-ranking a close call (ASSISTANT_RERANK)", transient=True)
 
 
 def _first_run_progress():
@@ -310,7 +316,8 @@ def ask(
     streaming = settings.llm_enabled and not as_json
     stream = _streamer() if streaming else None
     try:
-        answer = ask_fn(question, settings, on_token=stream, progress=_first_run_progress())
+        answer = ask_fn(question, settings, on_token=stream, progress=_first_run_progress(),
+                        on_rerank=_rerank_progress())
     except BaseException:
         if stream:
             stream.close()
@@ -338,7 +345,9 @@ def _save(answers, path: Path, settings) -> None:
 def _render_verbose(answer) -> None:
     err.print(f"[dim]retrieval query: {escape(answer.retrieval_query or answer.question)}[/]")
     for h in answer.retrieved or answer.sources:
-        err.print(f"[dim]  {h.rank:>2}. {escape(h.paper_id)} fused={h.score:.3f} dense={h.dense:.3f} bm25={h.bm25:.2f}[/]")
+        likely = f" likelihood={h.likelihood:.2f}" if h.likelihood is not None else ""
+        err.print(f"[dim]  {h.rank:>2}. {escape(h.paper_id)} fused={h.score:.3f} dense={h.dense:.3f} bm25={h.bm25:.2f}"
+                  f"{likely}[/]")
     if answer.usage:
         u = answer.usage
         err.print(f"[dim]tokens: prompt {u.get('prompt_tokens')}, completion {u.get('completion_tokens')}, "
@@ -360,7 +369,7 @@ def search(
     if not query.strip():
         raise typer.BadParameter("the query is empty")
     settings = _settings(index_dir)
-    result = search_fn(query, settings, k=k, progress=_first_run_progress())
+    result = search_fn(query, settings, k=k, progress=_first_run_progress(), on_rerank=_rerank_progress())
     if as_json:
         _print_json({"query": query, "answerable": result.answerable, "hits": [h.as_dict() for h in result.hits]}
                     | ({"searched_for": result.query} if result.typed else {}))
@@ -665,7 +674,7 @@ def chat(
     previous = store.load(cid) if cid else []
     if resume and cid is None:
         err.print("[dim]No saved conversation to continue; starting a new one.[/]")
-    conv = conversation(settings, progress=_first_run_progress())
+    conv = conversation(settings, progress=_first_run_progress(), on_rerank=_rerank_progress())
     conv.turns = [Turn(a.question, a) for a in previous]
     cid = cid or store.new()
     interactive = sys.stdin.isatty()

@@ -23,6 +23,7 @@ PLACEHOLDERS = {
     "answer": {"sources", "question"},
     "condense": {"history", "question"},
     "judge": {"criterion", "sources"},
+    "rerank": {"passage", "question"},
 }
 _FIELD = re.compile(r"\{(\w+)\}")
 

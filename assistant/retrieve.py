@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
 import numpy as np
 
@@ -25,10 +26,13 @@ class Hit:
     rank: int = 0
     source: str = ""
     chunk_id: str = ""
+    #: the re-ranking model's mean log-probability of the question after this paper (ASSISTANT_RERANK), if it ran
+    likelihood: float | None = None
 
     def as_dict(self) -> dict:
         return {"rank": self.rank, "paper_id": self.paper_id, "title": self.title, "score": round(self.score, 4),
-                "snippet": self.snippet, "dense": round(self.dense, 4), "bm25": round(self.bm25, 4)}
+                "snippet": self.snippet, "dense": round(self.dense, 4), "bm25": round(self.bm25, 4)} \
+            | ({"likelihood": round(self.likelihood, 4)} if self.likelihood is not None else {})
 
 
 @dataclass
@@ -113,6 +117,8 @@ class Retriever:
         self.allowed: set[str] | None = None
         self._mended: dict[tuple, str] = {}
         self._probes: dict[tuple, Retrieval] = {}  # mend's search of a query it left as it was
+        #: Called (done, total) as papers are re-ranked (ASSISTANT_RERANK): the CLI shows a progress bar.
+        self.on_rerank: Callable[[int, int], None] | None = None
 
     def set_filter(self, spec: str | None) -> int:
         """Restrict retrieval to a source file (``source:NAME``) or to papers containing a keyword.
@@ -190,7 +196,7 @@ class Retriever:
             scores = scores * np.array([pid in self.allowed for pid in ids], dtype=np.float32)
         return {ids[int(i)]: float(scores[i]) for i in _top(scores, n) if scores[i] > 0}
 
-    def search(self, query: str, k: int | None = None, candidates: int = 100) -> Retrieval:
+    def search(self, query: str, k: int | None = None, candidates: int = 100, rerank: bool = False) -> Retrieval:
         """Top-k papers for a query, fused from dense and BM25 rankings, with the gate's verdict.
 
         The candidate pool is the dense top list plus the BM25 top list; every
@@ -201,14 +207,18 @@ class Retriever:
         A word that no paper and no English word list has, one letter away (two letters swapped, one
         left out or one too many) from exactly one word of the papers found, is taken as a typo of it
         and the search is run again with it mended ("TpooFormer" -> "TopoFormer", "dataest
-        distillaiton" -> "dataset distillation"): typos pulled cosines under the gate."""
+        distillaiton" -> "dataset distillation"): typos pulled cosines under the gate.
+
+        ``rerank``: this search's order is what the user reads (not a probe or a wider pool), so with
+        ASSISTANT_RERANK a close call past the gate is re-ranked (see :meth:`_rerank`)."""
         mended = self.mend(query)
         probe = self._probes.get(self._key(query))
         k = k or self.settings.top_k
-        if mended == query and probe is not None and candidates == 100 and k <= len(probe.hits):
+        rerank = rerank and self.settings.rerank != "off"
+        if mended == query and probe is not None and candidates == 100 and k <= len(probe.hits) and not rerank:
             # nothing mended: mend's search of this query, 10 deep from the same pool, is this search
             return replace(probe, hits=probe.hits[:k])
-        found = self._search(mended, k, candidates)
+        found = self._search(mended, k, candidates, rerank)
         if mended != query:
             found.typed = query
         return found
@@ -259,7 +269,7 @@ class Retriever:
                 last = m.end()
         return "".join(out + [query[last:]]) if out else query
 
-    def _search(self, query: str, k: int | None, candidates: int) -> Retrieval:
+    def _search(self, query: str, k: int | None, candidates: int, rerank: bool = False) -> Retrieval:
         k = k or self.settings.top_k
         qvec = self.embed_query(query)
         ids, best, sims = self.dense_all(qvec)
@@ -275,20 +285,41 @@ class Retriever:
                     bm25.setdefault(pid, float(all_bm25[pos[pid]]))
         dense = {pid: float(best[at[pid]]) for pid in pool if np.isfinite(best[at[pid]])}
         fused = fuse(dense, bm25, self.settings.dense_weight, self.bm25_ceiling(query))
-        order = self._phrases_first(query, sorted(fused, key=lambda pid: -fused[pid]))[:k]
+        order = self._phrases_first(query, sorted(fused, key=lambda pid: -fused[pid]))
+        # the gate reads the fused ranking's top cosines, so re-ranking never changes what is answerable
+        confidence = max((dense[pid] for pid in order[:min(3, k)]), default=0.0)
+        papers = self.index.all_papers()
+        likely: dict[str, float] = {}
+        if rerank and confidence >= self.threshold():  # a refused search's order is never read
+            order, likely = self._rerank(query, order, fused, papers)
+        order = order[:k]
         best_chunk = {pid: self.best_chunk(pid, sims) for pid in order}
         texts = self.index.chunk_texts(list(best_chunk.values()))
-        papers = self.index.all_papers()
         hits = []
         for rank, pid in enumerate(order, 1):
             paper = papers.get(pid)
             cid = best_chunk[pid]
             hits.append(Hit(paper_id=pid, title=paper.title if paper else pid, score=fused[pid],
                             snippet=texts.get(cid, ""), dense=dense[pid], bm25=bm25.get(pid, 0.0), rank=rank,
-                            source=paper.source if paper else "", chunk_id=cid))
-        confidence = max((h.dense for h in hits[:3]), default=0.0)
+                            source=paper.source if paper else "", chunk_id=cid, likelihood=likely.get(pid)))
         answerable = bool(hits) and (confidence >= self.threshold() or self.names(query, hits[0]))
         return Retrieval(query=query, hits=hits, answerable=answerable, confidence=confidence, query_vector=qvec)
+
+    def _rerank(self, query: str, order: list[str], fused: dict[str, float],
+                papers: dict) -> tuple[list[str], dict[str, float]]:
+        """With ASSISTANT_RERANK, when the top two fused scores are a close call, the top ``rerank_depth``
+        papers re-ordered by fused score + RERANK_WEIGHT x the question's likelihood after each (see rerank.py);
+        returns the order and those likelihoods."""
+        if len(order) < 2 or fused[order[0]] - fused[order[1]] >= self.settings.rerank_margin:
+            return order, {}
+        from .rerank import RERANK_WEIGHT, reranker
+
+        top = order[: self.settings.rerank_depth]
+        passages = {pid: f"{papers[pid].title}. {papers[pid].abstract}" if papers[pid].title else papers[pid].abstract
+                    for pid in top if pid in papers}
+        likely = reranker(self.settings.rerank).scores(query, passages, self.on_rerank)
+        blend = {pid: fused[pid] + RERANK_WEIGHT * likely[pid] for pid in likely}
+        return sorted(blend, key=lambda pid: -blend[pid]) + [pid for pid in order if pid not in blend], likely
 
     def _phrases_first(self, query: str, order: list[str]) -> list[str]:
         """The order with the papers that hold every phrase the query quotes ("can any VLM 'think with images'?")

