@@ -85,7 +85,7 @@ class Settings:
     #: to a GGUF model: close calls are re-ranked by how likely that model finds the question after each paper
     #: (needs ``pip install -e '.[rerank]'``; see rerank.py and the README's "Re-ranking").
     rerank: str = "off"
-    #: ASSISTANT_RERANK_DEPTH: how many of the fused top papers are re-ranked (each costs ~0.5 s on 2 cores).
+    #: ASSISTANT_RERANK_DEPTH: how many of the fused top papers are re-ranked (each costs ~1 s on 2 cores).
     rerank_depth: int = 20
     #: ASSISTANT_RERANK_MARGIN: re-rank only when the top two fused scores are closer than this (1 = always):
     #: clear winners are left alone and cost nothing.

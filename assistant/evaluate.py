@@ -193,7 +193,8 @@ def evaluate_beir(directory: Path, settings: Settings, k: int = 100, on_row: Cal
     for qid in sorted(qrels, key=lambda x: (len(x), x)):
         if qid not in queries:
             continue
-        ranked = [h.paper_id for h in retriever.search(queries[qid], k=k, candidates=max(k, 100), rerank=True).hits]
+        found = retriever.search(queries[qid], k=k, candidates=max(k, 100), rerank=True)
+        ranked = [h.paper_id for h in found.hits]
         gold = qrels[qid]
         ndcg.append(ndcg_at(ranked, gold, 10))
         recall.append(recall_at(ranked, set(gold), k))

@@ -115,12 +115,13 @@ class Reranker:
 
     def scores(self, question: str, passages: dict[str, str],
                progress: Callable[[int, int], None] | None = None) -> dict[str, float]:
-        """:meth:`score` of each passage, by key; ``progress(done, total)`` after each one not cached."""
+        """:meth:`score` of each passage, by key; ``progress(done, total)`` after each one unless all were cached
+        (so a progress bar is shown only for work, and always reaches its total)."""
+        work = progress is not None and any((question, text) not in self._cache for text in passages.values())
         out = {}
         for n, (key, text) in enumerate(passages.items(), 1):
-            cached = (question, text) in self._cache
             out[key] = self.score(question, text)
-            if progress is not None and not cached:
+            if work:
                 progress(n, len(passages))
         return out
 

@@ -76,6 +76,12 @@ def test_the_model_finds_a_question_likelier_after_the_paper_it_is_about():
     assert max(likely, key=likely.get) == LOOKALIKES_GOLD
     assert all(-20 < v < 0 for v in likely.values())  # mean log-probabilities per token
     assert model.score(LOOKALIKES, papers[LOOKALIKES_GOLD].abstract) == likely[LOOKALIKES_GOLD]  # cached, same
+    passages = {pid: papers[pid].abstract for pid in (LOOKALIKES_GOLD, "000_c647aebf503422f2#1")}
+    calls = []
+    model.scores(LOOKALIKES, passages, lambda done, total: calls.append((done, total)))
+    assert calls == []  # all cached: no progress bar for no work
+    model.scores("Which paper studies federated learning?", passages, lambda done, total: calls.append((done, total)))
+    assert calls == [(1, 2), (2, 2)]
 
 
 @needs_model
