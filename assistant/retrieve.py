@@ -215,7 +215,10 @@ class Retriever:
         probe = self._probes.get(self._key(query))
         k = k or self.settings.top_k
         rerank = rerank and self.settings.rerank != "off"
-        if mended == query and probe is not None and candidates == 100 and k <= len(probe.hits) and not rerank:
+        # the probe is this search unless it is a close call to re-rank (its top two are the fused top two)
+        close = rerank and probe is not None and len(probe.hits) > 1 and \
+            probe.hits[0].score - probe.hits[1].score < self.settings.rerank_margin
+        if mended == query and probe is not None and candidates == 100 and k <= len(probe.hits) and not close:
             # nothing mended: mend's search of this query, 10 deep from the same pool, is this search
             return replace(probe, hits=probe.hits[:k])
         found = self._search(mended, k, candidates, rerank)
