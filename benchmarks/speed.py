@@ -123,7 +123,7 @@ from assistant.config import Settings
 from assistant.api import retriever
 from assistant.answer import answer_question
 qs = [json.loads(l).get('question') or json.loads(l)['turns'][0] for l in open(sys.argv[2])]
-s = Settings.from_env(index_dir=Path(sys.argv[1]), llm='off')
+s = Settings.from_env(index_dir=Path(sys.argv[1]), llm='off', rerank='off')
 r = retriever(s)
 for q in qs[:3]:
     r.search(q, k=10); answer_question(r, q, s)
