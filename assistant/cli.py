@@ -150,6 +150,11 @@ def _rerank_progress():
     return _BuildProgress("Re-ranking a close call (ASSISTANT_RERANK)", transient=True)
 
 
+def _eval_progress(name: str):
+    """Progress bar over an eval's questions: a re-ranked one takes ~10 s, so a long file can take minutes."""
+    return _BuildProgress(f"Evaluating {name}", transient=True)
+
+
 def _first_run_progress():
     """Progress bar used when a command has to build the default index first."""
     return _BuildProgress("Building the index from the bundled ICLR 2026 corpus (first run only)")
@@ -590,17 +595,22 @@ def eval_cmd(
         settings = _settings(index_dir)
         if index_dir is None and not os.environ.get("ASSISTANT_INDEX_DIR"):
             settings = _settings(Path("index_store") / "beir" / beir.resolve().name)
-        bar = _BuildProgress(f"Indexing {beir.name}")
+        bar, asking = _BuildProgress(f"Indexing {beir.name}"), _eval_progress(beir.name)
         try:
-            summary = evaluate_beir(beir, settings, on_row=emit, progress=bar)
+            summary = evaluate_beir(beir, settings, on_row=emit, progress=bar, on_question=asking)
         finally:
             bar.close()
+            asking.close()
         _render_summary(summary, as_json)
         return
     items = load_questions(file)
     settings = _settings(index_dir)
-    report = evaluate_questions(items, settings, on_row=(lambda r: emit(public_row(r))) if emit else None,
-                                progress=_first_run_progress())
+    asking = _eval_progress(file.name)
+    try:
+        report = evaluate_questions(items, settings, on_row=(lambda r: emit(public_row(r))) if emit else None,
+                                    progress=_first_run_progress(), on_question=asking)
+    finally:
+        asking.close()
     summary = report.summary()
     if not as_json:
         from rich.table import Table

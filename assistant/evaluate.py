@@ -115,13 +115,14 @@ def public_row(row: dict) -> dict:
 
 
 def evaluate_questions(items: list[dict], settings: Settings, on_row: Callable[[dict], None] | None = None,
-                       progress=None) -> EvalReport:
-    """Run every question through the same code path as ``chat`` and score it."""
+                       progress=None, on_question: Callable[[int, int], None] | None = None) -> EvalReport:
+    """Run every question through the same code path as ``chat`` and score it. ``progress``: of a first-run
+    index build; ``on_question(done, total)``: after each question (re-ranked ones take ~10 s)."""
     from .api import conversation
 
     conv = conversation(settings, progress=progress)
     report = EvalReport()
-    for item in items:
+    for done, item in enumerate(items, 1):
         answer = conv.ask(conv.replay(item))
         gold = set(item.get("gold") or [])
         ranked = [h.paper_id for h in answer.retrieved]
@@ -136,6 +137,8 @@ def evaluate_questions(items: list[dict], settings: Settings, on_row: Callable[[
         report.rows.append(row)
         if on_row:
             on_row(row)
+        if on_question:
+            on_question(done, len(items))
     return report
 
 
@@ -181,8 +184,9 @@ def beir_papers(corpus: list[dict]):
 
 
 def evaluate_beir(directory: Path, settings: Settings, k: int = 100, on_row: Callable[[dict], None] | None = None,
-                  progress=None) -> dict:
-    """Index a BEIR corpus (reused when already indexed) and score its test queries."""
+                  progress=None, on_question: Callable[[int, int], None] | None = None) -> dict:
+    """Index a BEIR corpus (reused when already indexed) and score its test queries. ``progress``: of the
+    indexing; ``on_question(done, total)``: after each query."""
     from .index import Index, ingest
     from .retrieve import Retriever
 
@@ -190,9 +194,8 @@ def evaluate_beir(directory: Path, settings: Settings, k: int = 100, on_row: Cal
     ingest(beir_papers(corpus), settings, progress=progress)
     retriever = Retriever(Index(settings), settings)
     ndcg, recall, mrr = [], [], []
-    for qid in sorted(qrels, key=lambda x: (len(x), x)):
-        if qid not in queries:
-            continue
+    asked = [qid for qid in sorted(qrels, key=lambda x: (len(x), x)) if qid in queries]
+    for qid in asked:
         found = retriever.search(queries[qid], k=k, candidates=max(k, 100), rerank=True)
         ranked = [h.paper_id for h in found.hits]
         gold = qrels[qid]
@@ -201,4 +204,6 @@ def evaluate_beir(directory: Path, settings: Settings, k: int = 100, on_row: Cal
         mrr.append(reciprocal_rank(ranked, set(gold), cutoff=10))
         if on_row:
             on_row({"id": qid, "hits": ranked})
+        if on_question:
+            on_question(len(ndcg), len(asked))
     return {"queries": len(ndcg), "nDCG@10": _mean(ndcg), f"R@{k}": _mean(recall), "MRR@10": _mean(mrr)}

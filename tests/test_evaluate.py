@@ -6,7 +6,9 @@ from typer.testing import CliRunner
 
 from assistant.cli import app
 from assistant.errors import InputError
-from assistant.evaluate import load_beir, load_questions, ndcg_at, recall_at, reciprocal_rank
+from assistant.config import Settings
+from assistant.evaluate import (evaluate_beir, evaluate_questions, load_beir, load_questions, ndcg_at, recall_at,
+                                reciprocal_rank)
 
 
 def test_metric_arithmetic_on_hand_made_rankings():
@@ -81,6 +83,20 @@ def test_beir_eval_on_a_tiny_dataset(tmp_path):
     lines = [json.loads(l) for l in res.stdout.splitlines()]
     assert lines[0] == {"id": "q1", "hits": ["d2", "d1", "d3"]} or lines[0]["hits"][0] == "d2"
     assert lines[-1]["summary"]["nDCG@10"] == 1.0 and lines[-1]["summary"]["MRR@10"] == 1.0
+    # the library reports each query done, for the CLI's progress bar (re-ranked queries take seconds each)
+    calls = []
+    summary = evaluate_beir(d, Settings(index_dir=tmp_path / "idx"), on_question=lambda *a: calls.append(a))
+    assert calls == [(1, 2), (2, 2)] and summary["queries"] == 2
+
+
+def test_question_eval_reports_each_question_done(bundled_index_dir):
+    items = [{"id": "a", "type": "none", "question": "What is the best sourdough bread recipe?", "gold": []},
+             {"id": "b", "type": "lookup", "question": "Which paper studies plasticity loss in deep RL?",
+              "gold": ["003_22ceaf1a0eb8de0c#16"]}]
+    calls = []
+    report = evaluate_questions(items, Settings(index_dir=bundled_index_dir),
+                                on_question=lambda done, total: calls.append((done, total)))
+    assert calls == [(1, 2), (2, 2)] and len(report.rows) == 2
 
 
 def test_eval_needs_exactly_one_input():
