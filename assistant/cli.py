@@ -151,7 +151,7 @@ def _rerank_progress():
 
 
 def _eval_progress(name: str):
-    """Progress bar over an eval's questions: a re-ranked one takes ~10 s, so a long file can take minutes."""
+    """Progress bar over an eval's questions: a re-ranked one takes ~8 s, so a long file can take minutes."""
     return _BuildProgress(f"Evaluating {name}", transient=True)
 
 

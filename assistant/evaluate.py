@@ -117,7 +117,7 @@ def public_row(row: dict) -> dict:
 def evaluate_questions(items: list[dict], settings: Settings, on_row: Callable[[dict], None] | None = None,
                        progress=None, on_question: Callable[[int, int], None] | None = None) -> EvalReport:
     """Run every question through the same code path as ``chat`` and score it. ``progress``: of a first-run
-    index build; ``on_question(done, total)``: after each question (re-ranked ones take ~10 s)."""
+    index build; ``on_question(done, total)``: after each question (re-ranked ones take ~8 s)."""
     from .api import conversation
 
     conv = conversation(settings, progress=progress)
