@@ -215,8 +215,9 @@ def _session(shape: _Shape, feed: dict[str, np.ndarray]):
     only)."""
     import os
 
-    import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
+
+    from .embedder import _new_session
 
     heads, kv, dim = shape.heads, shape.kv_heads, shape.head_dim
     width = feed["d0"].shape[0]  # the feed-forward width
@@ -253,7 +254,8 @@ def _session(shape: _Shape, feed: dict[str, np.ndarray]):
         return node("Reshape", [out + "c", back], out)
 
     def shared(x, out):
-        # (n, kv, d) -> (heads, n, d): each key/value head serves heads // kv query heads (grouped-query attention)
+        # (n, kv, d) -> (kv, heads // kv, n, d), reshaped by the caller to one per query head: each key/value
+        # head serves heads // kv query heads (grouped-query attention)
         node("Transpose", [x], out + "t", perm=[1, 0, 2])
         node("Unsqueeze", [out + "t", "one"], out + "u")
         return node("Expand", [out + "u", "group"], out + "x")
@@ -287,7 +289,5 @@ def _session(shape: _Shape, feed: dict[str, np.ndarray]):
     inputs += [tensor(name, list(value.shape)) for name, value in feed.items()]
     graph = helper.make_graph(nodes, "smollm", inputs, [tensor("hidden", ["n", heads * dim])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = max(os.cpu_count() or 1, 1)
-    options.log_severity_level = 3
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    # the embedder's session settings; its fusion exclusions concern LayerNorm and GELU, which this graph has none of
+    return _new_session(model.SerializeToString(), max(os.cpu_count() or 1, 1), tuned=False)
