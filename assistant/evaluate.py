@@ -1,6 +1,7 @@
 """Evaluation: question files over the index (the ``dev.jsonl`` format) and BEIR datasets.
 
-Question types: ``lookup``, ``paraphrase``, ``fact`` and ``followup`` have one gold paper
+Question types: ``lookup``, ``paraphrase``, ``fact``, ``named`` (the question names its paper) and ``followup``
+have one gold paper
 (scored with R@1, R@5, MRR; ``followup`` items have ``turns`` and are run as a conversation,
 scored on the last turn); ``area`` has several (nDCG@10); ``none`` has none (the gate must refuse).
 """
@@ -16,7 +17,7 @@ from typing import Callable
 from .config import Settings
 from .errors import InputError
 
-SINGLE_GOLD = ("lookup", "paraphrase", "fact", "followup")
+SINGLE_GOLD = ("lookup", "paraphrase", "fact", "named", "followup")
 TYPES = (*SINGLE_GOLD, "area", "none")
 
 

@@ -1,0 +1,103 @@
+"""The frozen held-out sets (benchmarks/data/heldout/): questions written blind by a helper who saw only the corpus,
+never fitted on. Scored offline (extractive) as `assistant eval` scores them, plus what issue 28 asks of trust:
+named-paper questions refused, citations to papers outside the gold on single-gold answers, and the area ranking of
+the plain dense cosine (MiniLM, best chunk per paper) as a reference.
+
+    python benchmarks/heldout.py [--json OUT] [--label NAME]
+
+Sets: heldout_iclr.jsonl over the bundled 95 papers; arxiv300_questions.jsonl over arxiv300.jsonl, 300 papers
+drawn from ../shared/corpus/arxiv-ml with random.Random(300). Writes benchmarks/results/heldout.json, keeping the
+runs recorded under other labels (the first run is kept as "first_run").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from _bundled import bundled_index
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data" / "heldout"
+KEYS = ("R@1", "R@5", "MRR", "area_nDCG@10", "dense_area_nDCG@10", "none_accuracy", "false_refusal_rate",
+        "named_refused", "nongold_citations", "first_citation_gold", "answer_fact_coverage")
+HEAD = ("R@1", "R@5", "MRR", "area", "d-area", "none", "FR", "named-", "nongold", "cite1", "facts")
+
+
+def arxiv300_index(work: Path, **overrides):
+    from assistant.config import Settings
+    from assistant.corpus import load_papers
+    from assistant.index import ingest
+
+    settings = Settings(index_dir=work / "arxiv300", **overrides)
+    if not (settings.index_dir / "manifest.json").exists():
+        ingest(load_papers([DATA / "arxiv300.jsonl"])[0], settings)
+    return settings
+
+
+def dense_ranking(settings, question: str, k: int = 10) -> list[str]:
+    """The plain reference: papers by their best chunk's cosine to the question, nothing else."""
+    import numpy as np
+
+    from assistant.api import retriever
+
+    found = retriever(settings)
+    ids, best, _ = found.dense_all(found.embed_query(question))
+    return [ids[i] for i in np.argsort(-best)[:k]]
+
+
+def score(path: Path, settings) -> dict:
+    from assistant.evaluate import SINGLE_GOLD, evaluate_questions, load_questions, ndcg_at
+
+    items = load_questions(path)
+    report = evaluate_questions(items, settings)
+    out = {k: v for k, v in report.summary().items() if k != "by_type"}
+    rows = report.rows
+    named = [r for r in rows if r["type"] == "named"]
+    out["named_refused"] = round(sum(not r["answerable"] for r in named) / len(named), 4) if named else None
+    cited = [(c, r["_gold"]) for r in rows if r["type"] in SINGLE_GOLD and r["answerable"] for c in r["citations"]]
+    out["nongold_citations"] = round(sum(c not in g for c, g in cited) / len(cited), 4) if cited else None
+    area = [(i, r) for i, r in zip(items, rows) if r["type"] == "area"]
+    dense = [ndcg_at(dense_ranking(settings, i["question"]), r["_gold"], 10) for i, r in area]
+    out["dense_area_nDCG@10"] = round(sum(dense) / len(dense), 4) if dense else None
+    out["misses"] = [{"id": r["id"], "type": r["type"], "answerable": r["answerable"], "top": r["hits"][:3],
+                      "citations": r["citations"], "gold": sorted(r["_gold"])}
+                     for r in rows if (r["type"] == "none") == r["answerable"]
+                     or r["type"] in SINGLE_GOLD and (not r["hits"] or r["hits"][0] not in r["_gold"])]
+    return out
+
+
+def table(results: dict) -> None:
+    print(f"{'set':22} {'n':>4} " + " ".join(f"{h:>7}" for h in HEAD))
+    for name, row in results.items():
+        cells = " ".join(f"{row[k]:7.3f}" if row.get(k) is not None else f"{'-':>7}" for k in KEYS)
+        print(f"{name:22} {row['questions']:>4} {cells}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", type=Path, default=HERE / "results" / "heldout.json")
+    ap.add_argument("--label", default="current", help="the name this run is kept under in the JSON")
+    ap.add_argument("--work", type=Path, default=HERE / ".work", help="where the indexes are built")
+    args = ap.parse_args()
+    overrides = dict(llm="off", rerank="off")
+    started = time.process_time()
+    results = {
+        "heldout_iclr (95 papers)": score(DATA / "heldout_iclr.jsonl", bundled_index(args.work / "iclr95", **overrides)),
+        "arxiv300": score(DATA / "arxiv300_questions.jsonl", arxiv300_index(args.work, **overrides)),
+    }
+    table(results)
+    print(f"({time.process_time() - started:.0f} s CPU in this process)")
+    runs = json.loads(args.json.read_text()) if args.json.exists() else {}
+    runs[args.label] = {"date": time.strftime("%Y-%m-%d"), "settings": "offline extractive, ASSISTANT_RERANK=off",
+                        "results": results}
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(runs, indent=2, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
