@@ -305,3 +305,24 @@ def test_ctrl_c_clears_the_line_and_ctrl_d_leaves(mini_index, tmp_path):
         child.close()
     assert child.exitstatus == 0
     assert "nothi" not in (tmp_path / "history").read_text()
+
+
+def test_a_streamed_answer_in_a_terminal_is_inert_and_shows_link_targets(evil_index, mocked_openai_chat,
+                                                                         monkeypatch):
+    """In a terminal the stream is live Markdown: rich's own styling codes, but none of the model's, and a
+    Markdown link shows where it goes instead of hiding it behind its text."""
+    import io
+
+    from rich.console import Console
+
+    import assistant.cli as cli
+
+    screen = io.StringIO()
+    monkeypatch.setattr(cli, "out", Console(file=screen, force_terminal=True, width=200, color_system="standard"))
+    mocked_openai_chat.return_value = sse_response("**Security** \x1b[2J\x1b]8;;http://evil.example\x1b\\x",
+                                                   " see [the docs](http://evil.example/a) [1].")
+    res = run("ask", "federated learning security", "--index-dir", str(evil_index))
+    assert res.exit_code == 0, res.output
+    shown = screen.getvalue()
+    assert "\x1b[2J" not in shown and "\x1b]8;;http://evil" not in shown and "␛[2J" in shown
+    assert "http://evil.example/a" in shown and "\x1b[1m" in shown  # the target visible; bold is still bold
