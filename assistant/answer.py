@@ -18,6 +18,7 @@ import numpy as np
 from .config import Settings
 from .prompts import NO_ANSWER_PHRASE, render, system_prompt
 from .retrieve import Hit, Retrieval, Retriever
+from .safetext import inert_citations
 
 CITATION_RE = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
 EXTRACTIVE_LABEL = "Extractive answer (no LLM configured): verbatim sentences from the abstracts."
@@ -495,26 +496,31 @@ def format_sources(hits: list[Hit], abstracts: dict[str, str]) -> str:
     return "\n".join(blocks)
 
 
-def parse_citations(text: str, n_sources: int) -> tuple[str, list[int], list[int]]:
-    """(text with unknown citations marked, cited source numbers in order, unknown numbers)."""
+def parse_citations(text: str, n_sources: int) -> tuple[str, list[int], list[int | str]]:
+    """(text with unknown citations marked, cited source numbers in order, unknown numbers). Anything
+    bracketed that looks like a citation but names no source is marked unknown: ``[99?]``, ``[-1?]``,
+    ``[1000?]``, and a range ``[1-3?]`` (listed as the string ``"1-3"``)."""
+    from .safetext import CITATION_LIKE
+
     cited: list[int] = []
-    invalid: list[int] = []
+    invalid: list[int | str] = []
 
     def repl(m: re.Match) -> str:
-        nums = [int(x) for x in re.split(r"\s*[,;]\s*", m.group(1))]
         parts = []
-        for n in nums:
-            if 1 <= n <= n_sources:
+        for x in re.split(r"\s*[,;]\s*", m.group(1)):
+            n = int(x) if re.fullmatch(r"\d{1,3}", x) else None
+            if n is not None and 1 <= n <= n_sources:
                 if n not in cited:
                     cited.append(n)
                 parts.append(f"[{n}]")
             else:
-                if n not in invalid:
-                    invalid.append(n)
-                parts.append(f"[{n}?]")
+                bad = int(x) if re.fullmatch(r"-?\d+", x) else x
+                if bad not in invalid:
+                    invalid.append(bad)
+                parts.append(f"[{x}?]")
         return "".join(parts)
 
-    return CITATION_RE.sub(repl, text), cited, invalid
+    return CITATION_LIKE.sub(repl, text), cited, invalid
 
 
 def _citations(hits: list[Hit], numbers: list[int], snippets: dict[int, str] | None = None) -> list[Citation]:
@@ -945,7 +951,7 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     snippets: dict[int, str] = {}
     for n, i in picked:
         # keep each paper's sentences in their abstract order
-        lines.append((n, i, f"{sentences[i][1]} [{n}]"))
+        lines.append((n, i, f"{inert_citations(sentences[i][1])} [{n}]"))  # its own "[7]" is not ours
         snippets.setdefault(n, sentences[i][1])
     lines.sort(key=lambda t: (t[0], t[1]))  # by source, so a survey answer reads down the ranking
     text = "\n".join(f"- {line}" for _, _, line in lines)

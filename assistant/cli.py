@@ -7,7 +7,6 @@ Nothing heavy (llama-index, chromadb, onnxruntime, openai) is imported at module
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
 from pathlib import Path
@@ -49,22 +48,45 @@ class _LazyConsole:
         return getattr(self.real, name)
 
 
-def escape(text: str) -> str:
+def escape(text: str, one_line: bool = False) -> str:
+    """Any string not written here, for a rich markup template: made inert for the terminal (controls shown,
+    bidi and zero-width characters dropped: safetext.for_terminal), then escaped so that no ``[`` in it is
+    read as markup. Every user, corpus or model string printed goes through this or :func:`shown`."""
     from rich.markup import escape as rich_escape
 
-    return rich_escape(text)
+    from .safetext import for_terminal
+
+    return rich_escape(for_terminal(text, one_line=one_line))
 
 
-def shown(text: str) -> str:
-    """Abstract text for the terminal: its LaTeX as plain Unicode (``86.2\\%`` -> ``86.2%``), escaped for rich.
-    --json keeps the text verbatim."""
+def shown(text: str, one_line: bool = False) -> str:
+    """Abstract text for the terminal: its LaTeX as plain Unicode (``86.2\\%`` -> ``86.2%``), then as
+    :func:`escape`. --json keeps the text verbatim."""
     from .corpus import readable
 
-    return escape(readable(text))
+    return escape(readable(text), one_line=one_line)
+
+
+def _linked(label: str, target: str | None, style: str = ""):
+    """``label`` as rich Text, a terminal hyperlink to ``target`` when that is a plain http(s) or file URL.
+    Built as a style, never as ``[link=...]`` markup: a ``]`` or ``[0]`` in a URL or path broke that."""
+    import re
+
+    from rich.style import Style
+    from rich.text import Text
+
+    from .safetext import for_terminal
+
+    text = Text(for_terminal(label, one_line=True), style=style)
+    # printable ASCII only: nothing in the target can end the OSC 8 sequence it is sent in
+    if target and re.fullmatch(r"(?:https?|file)://[\x21-\x7e]+", target):
+        text.stylize(Style(link=target))
+    return text
 
 
 out = _LazyConsole(highlight=False, soft_wrap=False)
-err = _LazyConsole(stderr=True, highlight=False)
+# soft_wrap: an error or report line is one line however narrow the terminal (or 80 columns when piped)
+err = _LazyConsole(stderr=True, highlight=False, soft_wrap=True)
 
 _GLOBAL: dict = {}
 
@@ -99,7 +121,7 @@ def handle_errors(fn):
         except AssistantError as exc:
             if os.environ.get("ASSISTANT_DEBUG"):
                 raise
-            err.print(f"[bold red]Error:[/] {escape(str(exc))}")
+            err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             err.print("Interrupted.")
@@ -108,7 +130,7 @@ def handle_errors(fn):
             if os.environ.get("ASSISTANT_DEBUG"):
                 raise
             where = f": {exc.filename}" if exc.filename else ""
-            err.print(f"[bold red]Error:[/] {escape((exc.strerror or str(exc)) + where)}")
+            err.print(f"[bold red]Error:[/] {escape((exc.strerror or str(exc)) + where, one_line=True)}")
             raise typer.Exit(1) from None
 
     return wrapper
@@ -118,7 +140,7 @@ class _BuildProgress:
     """A rich progress bar for embedding papers, shown only when work happens."""
 
     def __init__(self, label: str = "Embedding papers", transient: bool = False):
-        self.label = label
+        self.label = escape(label, one_line=True)  # a progress column reads markup: "Evaluating q[1].jsonl"
         self.transient = transient
         self.progress = None
         self.task = None
@@ -160,8 +182,11 @@ def _first_run_progress():
     return _BuildProgress("Building the index from the bundled ICLR 2026 corpus (first run only)")
 
 
-def _print_json(data) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+def _print_json(data, indent: int | None = 2) -> None:
+    """JSON on stdout: strings verbatim, with controls, bidi and zero-width characters as \\u escapes."""
+    from .safetext import json_for_terminal
+
+    sys.stdout.write(json_for_terminal(data, indent=indent) + "\n")
 
 
 def _print_read_as(mended: str | None, console: Console | None = None) -> None:
@@ -199,7 +224,8 @@ def render_sources(answer, console: Console | None = None) -> None:
 def _print_paper(label: str, paper_id: str, title: str, quote: str | None = None, console: Console | None = None):
     """One cited paper: label, id, title, and the quoted sentence or snippet."""
     console = console or out
-    console.print(f"[bold cyan]{escape(label)}[/] [green]{escape(paper_id)}[/] — {shown(title)}")
+    console.print(f"[bold cyan]{escape(label)}[/] [green]{escape(paper_id, one_line=True)}[/] — "
+                  f"{shown(title, one_line=True)}")
     if quote:
         console.print(f"    [dim]“{shown(quote)}”[/]")
 
@@ -214,7 +240,7 @@ def render_answer(answer, streamed: bool = False, console: Console | None = None
     if not streamed:
         console.print(shown(answer.text))
     elif answer.invalid_citations:
-        console.print(f"[yellow]Note: citations {', '.join(f'[{n}]' for n in answer.invalid_citations)} "
+        console.print(f"[yellow]Note: citations {escape(', '.join(f'[{n}]' for n in answer.invalid_citations))} "
                       "do not match any source and were removed.[/]")
     if not answer.complete and streamed:
         # what llm_answer appended after the stream: cut at max_tokens, or the stream broke off
@@ -227,42 +253,58 @@ def render_answer(answer, streamed: bool = False, console: Console | None = None
     render_sources(answer, console)
 
 
+def _markdown(text: str):
+    """Model text as rich Markdown, made inert first; links shown with their URL, not hidden behind text."""
+    from rich.markdown import Markdown
+
+    from .corpus import readable
+    from .safetext import for_terminal
+
+    return Markdown(for_terminal(readable(text)), hyperlinks=False)
+
+
 class _Stream:
-    """Render streamed tokens: live Markdown in a terminal, raw text when piped."""
+    """Render streamed tokens: live Markdown in a terminal, line by line when piped (each line made inert and
+    its LaTeX readable, which a lone token cannot be)."""
 
     def __init__(self):
         self.parts: list[str] = []
         self.live = None
         self.used = False
+        self.pending = ""
 
     def __call__(self, token: str) -> None:
         self.used = True
         self.parts.append(token)
         if out.is_terminal:
             from rich.live import Live
-            from rich.markdown import Markdown
 
             if self.live is None:
                 self.live = Live(console=getattr(out, "real", out), refresh_per_second=12, vertical_overflow="visible")
                 self.live.start()
-            self.live.update(Markdown("".join(self.parts)))
+            self.live.update(_markdown("".join(self.parts)))
         else:
-            sys.stdout.write(token)
-            sys.stdout.flush()
+            self.pending += token
+            if "\n" in self.pending:
+                done, self.pending = self.pending.rsplit("\n", 1)
+                self._write(done + "\n")
+
+    def _write(self, text: str) -> None:
+        from .corpus import readable
+        from .safetext import for_terminal
+
+        sys.stdout.write(for_terminal(readable(text)))
+        sys.stdout.flush()
 
     def close(self, final_text: str | None = None) -> None:
         if self.live is not None:
-            from rich.markdown import Markdown
-
             if final_text is not None:  # the parsed text: unknown citations now marked [n?]
-                from .corpus import readable
-
-                self.live.update(Markdown(readable(final_text)))
+                self.live.update(_markdown(final_text))
             self.live.stop()
             self.live = None
         elif self.used:
-            sys.stdout.write("\n")
-            sys.stdout.flush()
+            self._write(self.pending + "\n")
+            self.pending = ""
 
 
 def _streamer():
@@ -308,6 +350,7 @@ def ask(
     k: Annotated[Optional[int], typer.Option("-k", "--top-k", min=1, max=50, help="Papers to retrieve.")] = None,
     save: Annotated[Optional[Path], typer.Option("--save", help="Also write the answer to a .md transcript, "
                                                  ".bib of cited papers or .json evidence record.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Let --save overwrite an existing file.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show retrieval and token usage.")] = False,
     index_dir: IndexDir = None,
     as_json: JsonFlag = False,
@@ -317,6 +360,10 @@ def ask(
 
     if not question.strip():
         raise typer.BadParameter("the question is empty")
+    if save is not None:  # a wrong file name is refused before the answer is computed, not after
+        from .export import check_target
+
+        check_target(save, force)
     settings = _settings(index_dir, top_k=k)
     streaming = settings.llm_enabled and not as_json
     stream = _streamer() if streaming else None
@@ -330,7 +377,7 @@ def ask(
     if stream:
         stream.close(answer.text)
     if save is not None:
-        _save([answer], save, settings)
+        _save([answer], save, settings, force)
     if as_json:
         _print_json(answer.as_dict())
         return
@@ -339,12 +386,14 @@ def ask(
         _render_verbose(answer)
 
 
-def _save(answers, path: Path, settings) -> None:
+def _save(answers, path: Path, settings, force: bool = False) -> None:
     from .export import save as save_fn
     from .index import Index
 
-    fmt = save_fn(path, answers, Index(settings).all_papers(), settings)
-    err.print(f"[dim]Saved {fmt} to[/] [link=file://{path.resolve()}]{escape(str(path))}[/link]")
+    fmt = save_fn(path, answers, Index(settings).all_papers(), settings, force=force)
+    from rich.text import Text
+
+    err.print(Text.assemble((f"Saved {fmt} to ", "dim"), _linked(str(path), path.resolve().as_uri())))
 
 
 def _render_verbose(answer) -> None:
@@ -370,6 +419,7 @@ def search(
 ):
     """Rank papers for a query (hybrid dense + BM25) and show each one's best snippet."""
     from .api import search as search_fn
+    from .safetext import clip
 
     if not query.strip():
         raise typer.BadParameter("the query is empty")
@@ -390,7 +440,7 @@ def search(
     table.add_column("title / snippet", ratio=1)
     for h in result.hits:
         table.add_row(str(h.rank), escape(h.paper_id), f"{h.score:.3f}",
-                      f"[bold]{shown(h.title)}[/]\n[dim]{shown(h.snippet[:240])}[/]")
+                      f"[bold]{shown(h.title, one_line=True)}[/]\n[dim]{shown(clip(h.snippet, 240))}[/]")
     out.print(table)
     if not result.answerable:
         out.print("[yellow]None of these looks relevant enough to answer from.[/]")
@@ -416,7 +466,7 @@ def papers(
     table.add_column("paper", style="green", no_wrap=True)
     table.add_column("title", ratio=1)
     for p in items:
-        table.add_row(escape(p.id), shown(p.title))
+        table.add_row(escape(p.id, one_line=True), shown(p.title, one_line=True))
     out.print(table)
     out.print(f"{len(items)} papers")
 
@@ -437,12 +487,13 @@ def show(
                      "source": p.source, "position": p.position, "authors": list(p.authors), "url": p.url,
                      "urls": list(p.urls), "date": p.date, "keywords": list(p.keywords)})
         return
-    out.print(f"[bold]{shown(p.title)}[/]" + (" [dim](title derived from the abstract)[/]" if p.title_derived else ""))
-    out.print(f"[green]{escape(p.id)}[/]  [dim]{escape(p.source)} #{p.position}[/]")
+    out.print(f"[bold]{shown(p.title, one_line=True)}[/]"
+              + (" [dim](title derived from the abstract)[/]" if p.title_derived else ""))
+    out.print(f"[green]{escape(p.id, one_line=True)}[/]  [dim]{escape(p.source, one_line=True)} #{p.position}[/]")
     if p.authors:
-        out.print(escape(", ".join(p.authors)))
+        out.print(shown(", ".join(p.authors), one_line=True))
     if p.url:
-        out.print(f"[link={p.url}]{escape(p.url)}[/link]")
+        out.print(_linked(p.url, p.url))
     out.print()
     out.print(shown(p.abstract))
 
@@ -482,16 +533,12 @@ def summarize(
     if as_json:
         _print_json(summary.as_dict())
         return
-    from rich.markdown import Markdown
-
-    from .corpus import readable
-
     _print_read_as(summary.read_as)
     if summary.note:
         out.print(f"[yellow]{escape(summary.note)}[/]")
     elif summary.mode == "extractive" and summary.citations:
         out.print("[dim italic]Extractive overview (no LLM configured): verbatim sentences from the abstracts.[/]")
-    out.print(Markdown(readable(summary.answer)))
+    out.print(_markdown(summary.answer))
     if summary.citations:
         out.print("\n[bold]Sources[/]")
         for c in summary.citations:
@@ -519,9 +566,10 @@ def map_cmd(
     if as_json:
         _print_json({"out": str(path.resolve()), **cmap.as_dict()})
         return
-    where = path.resolve()
-    out.print(f"Map of [bold]{len(cmap.points):,}[/] papers in {len(cmap.themes)} themes written to "
-              f"[link={where.as_uri()}]{escape(str(path))}[/link]")
+    from rich.text import Text
+
+    out.print(Text.assemble("Map of ", (f"{len(cmap.points):,}", "bold"), f" papers in {len(cmap.themes)} themes "
+                            "written to ", _linked(str(path), path.resolve().as_uri())))
     if query:
         if cmap.marked:
             for p in cmap.marked:
@@ -590,7 +638,7 @@ def eval_cmd(
 
     if (file is None) == (beir is None):
         raise typer.BadParameter("give a question FILE or --beir DIR (one of them)")
-    emit = (lambda row: sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")) if as_json else None
+    emit = (lambda row: _print_json(row, indent=None)) if as_json else None
     if beir is not None:
         settings = _settings(index_dir)
         if index_dir is None and not os.environ.get("ASSISTANT_INDEX_DIR"):
@@ -623,14 +671,15 @@ def eval_cmd(
             rank = next((str(i) for i, p in enumerate(ranked, 1) if p in r["_gold"]), "-") if r["_gold"] else "-"
             first = r["citations"][0] if r["citations"] else "-"
             ok = "[green]" if (not r["_gold"] or first in r["_gold"]) else "[red]"
-            table.add_row(str(r["id"]), r["type"], rank, str(r["answerable"]), f"{ok}{escape(first)}[/]")
+            table.add_row(escape(str(r["id"])), escape(str(r["type"])), rank, str(r["answerable"]),
+                          f"{ok}{escape(first)}[/]")
         out.print(table)
     _render_summary(summary, as_json)
 
 
 def _render_summary(summary: dict, as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json.dumps({"summary": summary}) + "\n")
+        _print_json({"summary": summary}, indent=None)
         return
     from rich.table import Table
 
@@ -640,9 +689,9 @@ def _render_summary(summary: dict, as_json: bool) -> None:
     for key, value in summary.items():
         if isinstance(value, dict):
             for sub, vals in value.items():
-                table.add_row(f"  {sub}", "  ".join(f"{k}={v}" for k, v in vals.items()))
+                table.add_row(escape(f"  {sub}"), escape("  ".join(f"{k}={v}" for k, v in vals.items())))
         else:
-            table.add_row(key, "-" if value is None else str(value))
+            table.add_row(escape(str(key)), "-" if value is None else escape(str(value)))
     out.print(table)
 
 
@@ -650,7 +699,7 @@ CHAT_HELP = """Follow-ups can name the last answer's sources: "how does the seco
 Commands:
   /sources   show the sources of the last answer
   /show N    the full abstract of source N of the last answer
-  /save FILE save the conversation (.md transcript, .bib citations, .json evidence)
+  /save FILE save the conversation (.md transcript, .bib citations, .json evidence); --force overwrites
   /filter X  only search papers from source file X (source:NAME) or containing keyword X; /filter off
   /clear     forget the conversation
   /help      this help
@@ -673,7 +722,8 @@ def chat(
     if list_chats:
         rows = store.list()
         for r in rows:
-            out.print(f"[green]{r['id']}[/]  {r['updated']}  {r['turns']:>3} turns  {escape(r['title'] or '(empty)')}")
+            out.print(f"[green]{escape(str(r['id']))}[/]  {escape(str(r['updated']))}  {r['turns']:>3} turns  "
+                      f"{escape(r['title'] or '(empty)', one_line=True)}")
         if not rows:
             out.print("[dim]No saved conversations.[/]")
         return
@@ -690,9 +740,10 @@ def chat(
     interactive = sys.stdin.isatty()
     if interactive:
         mode = f"LLM: {settings.model}" if settings.llm_enabled else "extractive (no LLM configured)"
-        out.print(f"[bold]assistant chat[/] {cid} — {conv.retriever.index.count()} papers, {mode}. /help for commands.")
+        out.print(f"[bold]assistant chat[/] {escape(cid)} — {conv.retriever.index.count()} papers, {escape(mode)}. "
+                  "/help for commands.")
         for t in conv.turns[-2:]:
-            out.print(f"[dim]> {escape(t.question)}[/]")
+            out.print(f"[dim]> {escape(t.question, one_line=True)}[/]")
     for line in _read_lines(interactive):
         line = line.strip()
         if not line:
@@ -709,15 +760,17 @@ def chat(
                 out.print("[dim]Conversation cleared.[/]")
             elif cmd == "/save":
                 arg = line.split(maxsplit=1)[1].strip() if len(line.split(maxsplit=1)) > 1 else ""
+                force = arg.endswith(" --force")
+                arg = arg.removesuffix(" --force").strip()
                 if not arg:
-                    out.print("[yellow]Usage: /save FILE.md|FILE.bib|FILE.json[/]")
+                    out.print("[yellow]Usage: /save FILE.md|FILE.bib|FILE.json [--force][/]")
                 elif not conv.turns:
                     out.print("[dim]Nothing to save yet.[/]")
                 else:
                     try:
-                        _save([t.answer for t in conv.turns], Path(arg).expanduser(), settings)
+                        _save([t.answer for t in conv.turns], Path(arg).expanduser(), settings, force)
                     except AssistantError as exc:
-                        err.print(f"[bold red]Error:[/] {escape(str(exc))}")
+                        err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
             elif cmd == "/show":
                 arg = line.split(maxsplit=1)[1].strip() if len(line.split(maxsplit=1)) > 1 else ""
                 sources = conv.last.answer.sources if conv.last else []
@@ -726,7 +779,8 @@ def chat(
                               else "[dim]No answer yet.[/]")
                 else:
                     p = conv.retriever.index.get_paper(sources[int(arg) - 1].paper_id)
-                    out.print(f"[bold]{shown(p.title)}[/] [green]{escape(p.id)}[/]\n{shown(p.abstract)}")
+                    out.print(f"[bold]{shown(p.title, one_line=True)}[/] [green]{escape(p.id, one_line=True)}[/]\n"
+                              f"{shown(p.abstract)}")
             elif cmd == "/filter":
                 arg = line.split(maxsplit=1)[1].strip() if len(line.split(maxsplit=1)) > 1 else ""
                 if not arg:
@@ -738,7 +792,7 @@ def chat(
                         out.print(f"[dim]Searching {n} papers" + ("" if arg.lower() == "off" else
                                                                   f" matching {escape(arg)}") + ".[/]")
                     except AssistantError as exc:
-                        err.print(f"[bold red]Error:[/] {escape(str(exc))}")
+                        err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
             elif cmd == "/sources":
                 if conv.last:
                     render_sources(conv.last.answer)
@@ -758,7 +812,7 @@ def chat(
             if not interactive:  # a script's failed turn ends it (reported once, by handle_errors)
                 raise
             # one failed turn (say, the LLM is down) must not end an interactive session
-            err.print(f"[bold red]Error:[/] {escape(str(exc))}")
+            err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
             continue
         if stream:
             stream.close(answer.text)
@@ -784,7 +838,9 @@ def _read_lines(interactive: bool):
     while True:
         try:
             yield prompt("assistant> ")
-        except (EOFError, KeyboardInterrupt):
+        except KeyboardInterrupt:  # as in a shell: Ctrl-C drops the half-typed line, Ctrl-D or /exit leaves
+            out.print("[dim](Ctrl-D or /exit to leave)[/]")
+        except EOFError:
             out.print()
             return
 

@@ -27,6 +27,9 @@ TEXT_SUFFIXES = {".txt", ".md", ".text", ""}
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
 CSV_SUFFIXES = {".csv", ".tsv"}
 KNOWN_SUFFIXES = TEXT_SUFFIXES | JSONL_SUFFIXES | CSV_SUFFIXES | {".json"}
+#: How a refusal names what ingest reads.
+FORMATS_HINT = ("ingest reads .txt/.md lists (a header line, then abstracts separated by blank lines), "
+                ".jsonl/.ndjson/.json records and .csv/.tsv tables")
 ABSTRACT_FIELDS = ("abstract", "text", "summary")
 MAX_TITLE = 90
 #: Longer "abstracts" (a whole paper pasted into one paragraph) are cut here and reported:
@@ -97,6 +100,21 @@ _TEXT_MACRO = re.compile(r"\\(?:emph|textit|textbf|textsc|texttt|underline|url|m
 _MATH = re.compile(r"\$(?!\s)([^$\n]{1,80}?)(?<!\s)\$")  # "$x$", not "costs $5 and $6"
 
 
+#: LaTeX accents as combining marks (``N\\"uwa`` -> ``Nüwa``, ``\\'{e}`` -> ``é``, ``\\v{c}`` -> ``č``).
+_ACCENT_MARKS = {'"': "\u0308", "'": "\u0301", "`": "\u0300", "^": "\u0302", "~": "\u0303", "=": "\u0304",
+                 ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b", "c": "\u0327", "k": "\u0328",
+                 "r": "\u030a"}
+_ACCENT = re.compile(r"\{?\\(?:([\"'`^~=.])\s*\{?(\\i|[A-Za-z])\}?|([uvHckr])\{(\\i|[A-Za-z])\})\}?")
+_LETTERS = {"ss": "ß", "o": "ø", "O": "Ø", "ae": "æ", "AE": "Æ", "aa": "å", "AA": "Å", "l": "ł", "L": "Ł",
+            "oe": "œ", "OE": "Œ"}
+
+
+def _accent(m: re.Match) -> str:
+    mark = _ACCENT_MARKS[m.group(1) or m.group(3)]
+    letter = m.group(2) or m.group(4)
+    return unicodedata.normalize("NFC", ("i" if letter == "\\i" else letter) + mark)
+
+
 def _math(body: str) -> str:
     body = _TEXT_MACRO.sub(r"\1", body)
     body = re.sub(r"\\([A-Za-z]+)", lambda m: _LATEX_SYMBOLS.get(m.group(1), m.group(0)), body)
@@ -111,6 +129,9 @@ def readable(text: str) -> str:
     ``SRe²L``, two backquotes ... two quotes -> curly quotes. Text without markup comes back as it is."""
     if "\\" not in text and "$" not in text and "``" not in text and "{" not in text and "**" not in text:
         return text
+    text = _ACCENT.sub(_accent, text)
+    text = re.sub(r"\{\\(ss|o|O|ae|AE|aa|AA|l|L|oe|OE)\}|\\(ss|o|O|ae|AE|aa|AA|l|L|oe|OE)\b\s?",
+                  lambda m: _LETTERS[m.group(1) or m.group(2)], text)
     text = re.sub(r"\*\*([^*\n]+)\*\*", r"\1", text)  # Markdown bold: "**R**ectified **D**ecoupled"
     text = _MATH.sub(lambda m: _math(m.group(1)), text)
     for _ in range(2):  # one level of nesting: \textbf{\emph{x}}
@@ -231,8 +252,19 @@ def _read_text(path: Path, report: ParseReport) -> str:
         raise InputError(f"{path} is a directory") from None
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    for bom, codec in ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+                       (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")):
+        if data.startswith(bom):  # Windows tools save "Unicode" text as UTF-16 with a byte-order mark
+            try:
+                return data[len(bom):].decode(codec)
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{path} starts with a {codec.upper()} byte-order mark but is not valid "
+                                 f"{codec.upper()} at byte {exc.start + len(bom)}; save it as UTF-8") from None
     if b"\x00" in data[:8192]:
-        raise InputError(f"{path} looks like a binary file, not abstracts; pass .txt, .jsonl or .csv files")
+        head = data[:8192]
+        if len(head) >= 8 and (head[1::2].count(0) > 0.9 * (len(head) // 2) or head[0::2].count(0) > 0.9 * (len(head) // 2)):
+            raise InputError(f"{path} looks like UTF-16 text without a byte-order mark; save it as UTF-8")
+        raise InputError(f"{path} looks like a binary file, not abstracts; {FORMATS_HINT}")
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -240,6 +272,25 @@ def _read_text(path: Path, report: ParseReport) -> str:
     except UnicodeDecodeError as exc:
         report.skipped.append(f"{path}: invalid UTF-8 at byte {exc.start}; undecodable bytes replaced with U+FFFD")
         return data.decode("utf-8", errors="replace")
+
+
+_HTML_PAGE = re.compile(r"<\s*(?:!doctype\s+html|html)\b", re.I)
+_ANY_TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
+_CODE_LINE = re.compile(r"[;{}]\s*$|^\s*(?:function\b|var |let |const |import |export |@media\b|#include\b|"
+                        r"[.#]?[\w-]+(?:\s*[,>+~]\s*[.#]?[\w-]+)*\s*\{)")
+
+
+def _looks_like_markup_or_code(text: str) -> str | None:
+    """'HTML', 'code' or None: a page or a script saved as .txt is not a list of abstracts. Abstracts do mention
+    tags ("the <think> token") and braces (LaTeX), so this asks for page structure, or for most lines being code."""
+    head = text[:20_000]
+    if _HTML_PAGE.search(head) or len(_ANY_TAG.findall(head)) >= max(10, len(head) // 200):
+        return "HTML"
+    lines = [line for line in head.splitlines() if line.strip()]
+    code = sum(1 for line in lines if _CODE_LINE.search(line))
+    if code >= 5 and code >= 0.3 * len(lines):
+        return "code (JavaScript, CSS or the like)"
+    return None
 
 
 def positional_id(path: Path, n: int) -> str:
@@ -295,16 +346,75 @@ def _make_paper(pid: str, title: str | None, abstract: str, source: str, positio
     )
 
 
+def _json_kind(value) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    return {int: "a number", float: "a number", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _no_surrogates(value):
+    """A JSON ``"\\ud800"`` decodes to a lone surrogate, which no UTF-8 file or database can hold: U+FFFD."""
+    if isinstance(value, str):
+        return re.sub("[\ud800-\udfff]", "\ufffd", value)
+    if isinstance(value, list):
+        return [_no_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_no_surrogates(k): _no_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _coerce_record(rec: dict, where: str, notes: list[str]) -> dict:
+    """The known fields of a JSONL/CSV record as the types Paper wants: a number where text is wanted is read as
+    text, a list of names stays a list; anything else (a list or object as a title, a number as authors) is
+    dropped, with a note saying which field and why. The record itself is kept."""
+    rec = dict(rec)
+
+    def drop(name: str, value) -> None:
+        notes.append(f"{where}: '{name}' is {_json_kind(value)}, not text; ignored")
+        rec.pop(name, None)
+
+    for name in ("id", "_id", "title", "url", "date"):
+        value = rec.get(name)
+        if value is None or isinstance(value, str):
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            rec[name] = str(value)
+            if name == "title":
+                notes.append(f"{where}: 'title' is a number; read as the text {rec[name]!r}")
+        else:
+            drop(name, value)
+    for name in ("authors", "keywords"):
+        value = rec.get(name)
+        if value is None or isinstance(value, str):
+            continue
+        if isinstance(value, list):
+            kept = [str(v) for v in value if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+            if len(kept) < len(value):
+                notes.append(f"{where}: '{name}' holds {len(value) - len(kept)} item(s) that are not text; ignored")
+            rec[name] = kept
+        else:
+            drop(name, value)
+    return rec
+
+
 def _record_to_paper(rec: dict, path: Path, where: str, position: int, record_no: int,
-                     report: ParseReport) -> Paper | None:
+                     report: ParseReport, strict: bool = False) -> Paper | None:
     """A JSONL/CSV record as a Paper. Without an ``id`` it is ``<file stem>#<n>``, n = the record's 1-based
-    number in the file, as text lists number their abstracts (title/abstract-only exports are common)."""
+    number in the file, as text lists number their abstracts (title/abstract-only exports are common).
+    Fields of the wrong JSON type are coerced or dropped and reported (with ``strict``: an InputError)."""
+    notes: list[str] = []
+    rec = _coerce_record(_no_surrogates(rec), where, notes)
+    if notes and strict:
+        raise InputError(notes[0] + "; fix the record or drop --strict to skip bad fields")
+    report.skipped += notes
     pid = rec.get("id", rec.get("_id"))
     if pid is None or str(pid).strip() == "":
         pid = positional_id(path, record_no)
     abstract = next((rec[f] for f in ABSTRACT_FIELDS if isinstance(rec.get(f), str) and rec[f].strip()), None)
     if abstract is None:
-        report.skipped.append(f"{where}: record {pid} has no 'abstract'")
+        wrong = next((f for f in ABSTRACT_FIELDS if rec.get(f) is not None and not isinstance(rec[f], str)), None)
+        report.skipped.append(f"{where}: record {pid} has no 'abstract'" +
+                              (f" ('{wrong}' is {_json_kind(rec[wrong])}, not text)" if wrong else ""))
         return None
     return _make_paper(str(pid).strip(), rec.get("title"), normalise_space(abstract), path.name, position, rec)
 
@@ -328,7 +438,7 @@ def parse_jsonl(path: Path, text: str, report: ParseReport, strict: bool = False
         if not isinstance(rec, dict):
             report.skipped.append(f"{where}: not a JSON object")
             continue
-        paper = _record_to_paper(rec, path, where, len(papers) + 1, record_no, report)
+        paper = _record_to_paper(rec, path, where, len(papers) + 1, record_no, report, strict)
         if paper is None and strict:
             raise InputError(report.skipped[-1] + "; drop --strict to skip bad records")
         if paper:
@@ -349,6 +459,17 @@ def _delimiter(path: Path, text: str) -> str:
 
 
 def parse_csv(path: Path, text: str, report: ParseReport, strict: bool = False) -> list[Paper]:
+    # csv refuses a field over 128 KB ("field larger than field limit") and with it the whole file; a long
+    # abstract is cut and reported by load_papers, as in .txt and .jsonl files
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, min(len(text) + 1, 2**31 - 1)))
+    try:
+        return _parse_csv(path, text, report, strict)
+    finally:
+        csv.field_size_limit(limit)
+
+
+def _parse_csv(path: Path, text: str, report: ParseReport, strict: bool) -> list[Paper]:
     delimiter = _delimiter(path, text)
     try:
         reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
@@ -362,7 +483,7 @@ def parse_csv(path: Path, text: str, report: ParseReport, strict: bool = False) 
         for record_no, row in enumerate(reader, 1):
             rec = {(k or "").strip().lower(): (v.strip() if isinstance(v, str) else v) for k, v in row.items()}
             where = f"{path}:{reader.line_num}"
-            paper = _record_to_paper(rec, path, where, len(papers) + 1, record_no, report)
+            paper = _record_to_paper(rec, path, where, len(papers) + 1, record_no, report, strict)
             if paper is None and strict:
                 raise InputError(report.skipped[-1] + "; drop --strict to skip bad records")
             if paper:
@@ -389,21 +510,31 @@ def parse_file(path: Path, report: ParseReport | None = None, strict: bool = Fal
         return parse_jsonl(path, lines, report, strict)
     if suffix in CSV_SUFFIXES:
         return parse_csv(path, text, report, strict)
+    kind = _looks_like_markup_or_code(text)
+    if kind:
+        raise InputError(f"{path} looks like {kind}, not abstracts: its markup would be indexed as papers; "
+                         f"{FORMATS_HINT}")
     return parse_text_list(path, text)
 
 
-def iter_files(paths: Iterable[Path]) -> Iterator[Path]:
-    """Files under the given paths, sorted; a missing path is an error."""
+def iter_files(paths: Iterable[Path], report: ParseReport | None = None) -> Iterator[Path]:
+    """Files under the given paths, sorted; a missing path or a named file of another format is an error,
+    another format met in a directory is skipped (and reported in ``report``)."""
     for path in paths:
         path = Path(path)
         if not path.exists():
             raise InputError(f"no such file or directory: {path}")
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")
-                           and p.suffix.lower() in KNOWN_SUFFIXES)
+            files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+            found = [p for p in files if p.suffix.lower() in KNOWN_SUFFIXES]
             if not found:
-                raise InputError(f"{path} holds no .txt, .jsonl or .csv files")
+                raise InputError(f"{path} holds no file ingest can read; {FORMATS_HINT}")
+            if report is not None:
+                report.skipped += [f"{p}: {p.suffix or 'this'} is not a format ingest reads; skipped"
+                                   for p in files if p.suffix.lower() not in KNOWN_SUFFIXES]
             yield from found
+        elif path.suffix.lower() not in KNOWN_SUFFIXES:
+            raise InputError(f"cannot ingest {path}: {path.suffix} is not a format ingest reads; {FORMATS_HINT}")
         else:
             yield path
 
@@ -415,7 +546,7 @@ def load_papers(paths: Iterable[Path] | None = None, strict: bool = False) -> tu
     papers: list[Paper] = []
     seen_text: dict[str, str] = {}
     seen_id: dict[str, str] = {}
-    for path in iter_files(paths):
+    for path in iter_files(paths, report):
         for paper in parse_file(path, report, strict):
             key = hashlib.sha256(unicodedata.normalize("NFC", paper.abstract).lower().encode()).hexdigest()
             if key in seen_text:

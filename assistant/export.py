@@ -94,12 +94,26 @@ def evidence_record(answers: list[Answer], settings: Settings) -> dict:
     }
 
 
-def save(path: Path, answers: list[Answer], papers: dict[str, Paper], settings: Settings) -> str:
-    """Write answers to ``path`` in the format its extension names; returns the format."""
+def check_target(path: Path, force: bool = False, flag: str = "--force") -> str:
+    """The format ``path``'s extension names, or InputError: called before an answer is computed, so that a
+    wrong name costs nothing. An existing file is overwritten only with ``force`` (``flag`` is how the user
+    asks for it)."""
     path = Path(path)
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise InputError(f"cannot save to {path.name}: use a .md, .bib or .json file name")
+    if path.is_dir():
+        raise InputError(f"cannot save to {path}: it is a directory")
+    if path.exists() and not force:
+        raise InputError(f"{path} already exists; add {flag} to overwrite it, or choose another name")
+    return fmt
+
+
+def save(path: Path, answers: list[Answer], papers: dict[str, Paper], settings: Settings,
+         force: bool = False) -> str:
+    """Write answers to ``path`` in the format its extension names; returns the format."""
+    path = Path(path)
+    fmt = check_target(path, force)
     if fmt == "markdown":
         text = to_markdown(answers)
     elif fmt == "bibtex":
