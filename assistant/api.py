@@ -97,12 +97,16 @@ def doctor(settings: Settings, repair: bool = False) -> dict:
                                      "ms": round((time.perf_counter() - started) * 1000)})
 
     def index_check():
+        from .integrity import translate
         from .repair import inspect
 
-        found = inspect(settings)
+        try:
+            found = inspect(settings)
+        except Exception as exc:  # a full disk, a lost server: the line the other commands print
+            raise (translate(exc, settings) or exc) from None
         m = found["manifest"] or {}
         if found["problems"]:
-            raise RuntimeError("; ".join(found["problems"]) + "; repair with: assistant doctor --repair")
+            raise RuntimeError("; ".join(found["problems"]) + f"; fix with: {found['fix']}")
         derived = ", ".join(f"{k} {v}" for k, v in found["derived"].items())
         return f"{found['papers']} papers, {found['chunks']} chunks, embedder {m.get('embedder')} ({m.get('dim')}d) " \
                f"in {found['dir']}; consistent (commit {found['generation']}; {derived})"

@@ -803,7 +803,7 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
         else:
             integrity.ready_for_ingest(index)
         integrity.meta_write(index, journal={"op": "ingest", "sources": sources, "owner": integrity.owner(),
-                                             "started": time.time()})
+                                             "embedder": index.embedder_id, "started": time.time()})
         report = IngestReport()
         existing = {}
         for pid, meta in paged(index.papers, ["metadatas"]):

@@ -85,7 +85,14 @@ def inspect(settings: Settings) -> dict:
         problems.append(str(exc).split(";")[0])
     derived = _derived_status(index) if m is not None else {}
     problems += [f"{name} {status}" for name, status in derived.items() if status != "ok"]
-    return {"papers": now["papers"], "chunks": now["chunks"], "manifest": m, "derived": derived,
+    fix = "assistant doctor --repair"
+    if journal and journal.get("op") == "ingest" and not integrity.writer_active(index):
+        fix = f"{integrity.ingest_command(journal.get('sources'))} (finishes it) or assistant doctor --repair " \
+              "(keeps what it stored)"
+    if m is not None and now["papers"] == 0 and m.get("papers"):  # nothing left to repair from
+        problems.insert(0, "the Chroma store is empty (chroma/ deleted or emptied?)")
+        fix = integrity.rebuild_advice(m)
+    return {"papers": now["papers"], "chunks": now["chunks"], "manifest": m, "derived": derived, "fix": fix,
             "generation": (state or {}).get("generation"), "problems": problems, "dir": str(index.dir)}
 
 
@@ -130,9 +137,14 @@ def _mend_manifest(index, journal: dict | None, actions: list[str]) -> None:
     from .index import _probe_dim
 
     index.manifest = index.new_manifest(_probe_dim(index))
-    index.manifest["sources"] = list((journal or {}).get("sources") or [])
-    actions.append(f"wrote a new manifest.json for the {index.count()} stored papers (embedder assumed: the "
-                   f"configured {index.embedder_id}; the files they came from are not recorded)")
+    sources = list((journal or {}).get("sources") or [])
+    index.manifest["sources"] = sources
+    if journal and journal.get("embedder"):  # the interrupted ingest recorded what it embedded with
+        index.manifest["embedder"] = journal["embedder"]
+        actions.append(f"wrote a manifest.json for the {index.count()} papers the interrupted ingest stored")
+    else:
+        actions.append(f"wrote a new manifest.json for the {index.count()} stored papers (embedder assumed: the "
+                       f"configured {index.embedder_id}; the files they came from are not recorded)")
 
 
 def _mend_vectors(index, settings: Settings, actions: list[str]) -> None:
