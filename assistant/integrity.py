@@ -307,7 +307,7 @@ def damage(index, journal: dict | None) -> IndexStoreError:
         sources = journal.get("sources")
         if m is None and sources == [BUNDLED]:
             return NoIndex(f"the build of the bundled corpus in {where} was interrupted", resume_bundled=True)
-        return IndexStoreError(f"an ingest of {source_names(sources)} into {where} was interrupted ({now["papers"]} "
+        return IndexStoreError(f"an ingest of {source_names(sources)} into {where} was interrupted ({now['papers']} "
                                f"papers in the store so far); finish it with: {ingest_command(sources)} "
                                "(or keep only what it wrote: assistant doctor --repair)")
     if index.manifest_error is not None:
