@@ -796,14 +796,20 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
     _fewer_malloc_arenas()
     sources = list(sources or [])
     with _lock(index_dir), contextlib.ExitStack() as held:
+        if not settings.chroma_url:
+            integrity.check_space(index_dir, len(papers))
         index = integrity.open_for_write(settings, held, rebuild)
         previous = integrity.recorded(index)
         if rebuild:
             index = integrity.emptied(index, settings)
         else:
             integrity.ready_for_ingest(index)
+        # an earlier write left the store ahead of its last commit: commit even if nothing is new
+        dirty = index.manifest is not None and (integrity.meta_get(index, "journal") is not None
+                                                or not integrity.consistent(index))
         integrity.meta_write(index, journal={"op": "ingest", "sources": sources, "owner": integrity.owner(),
                                              "embedder": index.embedder_id, "started": time.time()})
+        integrity.crash_point("ingest-journaled")
         report = IngestReport()
         existing = {}
         for pid, meta in paged(index.papers, ["metadatas"]):
@@ -823,7 +829,7 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
         manifest = index.manifest or index.new_manifest(_probe_dim(index))
         manifest["sources"] = sources if rebuild else list(dict.fromkeys(previous + sources))
         report.dropped_sources = [s for s in previous if s not in sources] if rebuild else []
-        if todo or index.manifest is None or rebuild or "generation" not in manifest:
+        if todo or dirty or index.manifest is None or rebuild or "generation" not in manifest:
             before = integrity.state_tag(index.manifest) if index.manifest else None
             hashes = dict(existing)
             hashes.update((p.id, p.content_hash) for p in todo)
@@ -922,6 +928,7 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
         for batch in _batches(list(range(len(group))), max_batch):
             index.papers.upsert(ids=[group[i].id for i in batch], embeddings=np.asarray([paper_vecs[i] for i in batch]),
                                 metadatas=[paper_to_meta(group[i]) for i in batch])
+        integrity.crash_point("ingest-group")
         if written is not None:  # kept for the commit's chunk-vector matrix
             written.append(([(c.id, c.paper_id, c.number) for c in chunks], vecs))
         if index._heartbeat is not None:  # server mode: keep the server's ingest lock from expiring
@@ -938,6 +945,8 @@ def remove(paper_ids: list[str], settings: Settings) -> list[str]:
     """Delete papers and resync BM25 and the manifest; crash-safe: a journal naming the papers is
     written first, and the next command finishes a remove a crash interrupted (integrity.complete_remove)."""
     with _lock(local_dir(settings)), contextlib.ExitStack() as held:
+        if not settings.chroma_url:
+            integrity.check_space(local_dir(settings))
         index = integrity.open_for_write(settings, held, rebuild=False, create=False)
         integrity.ready_for_remove(index)
         found = index.papers.get(ids=list(paper_ids))["ids"]
@@ -946,6 +955,7 @@ def remove(paper_ids: list[str], settings: Settings) -> list[str]:
             raise InputError(f"not in the index: {', '.join(missing)}; list ids with: assistant papers")
         integrity.meta_write(index, journal={"op": "remove", "ids": found, "owner": integrity.owner(),
                                              "started": time.time()})
+        integrity.crash_point("remove-journaled")
         integrity.complete_remove(index, found)
         return found
 

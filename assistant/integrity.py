@@ -213,11 +213,28 @@ def disk_full(path: Path) -> bool:
     return False
 
 
-def disk_full_error(path: Path) -> IndexStoreError:
+#: Free space a write wants before it starts: Chroma can hang, not fail, when the disk fills under it
+#: (a metadata write on a full tmpfs never returned in our tests).
+SPARE_BYTES = 8 * 1024 * 1024
+BYTES_PER_PAPER = 16 * 1024  # ~11 KB measured per short paper (records, chunk vectors, HNSW, BM25)
+
+
+def check_space(path: Path, papers: int = 0) -> None:
+    """Refuse a write that would likely fill the disk, before it changes anything."""
+    need = SPARE_BYTES + BYTES_PER_PAPER * papers
+    target = path if path.exists() else path.parent
+    with contextlib.suppress(OSError):
+        if shutil.disk_usage(target).free < need:
+            raise disk_full_error(path, need)
+
+
+def disk_full_error(path: Path, need: int | None = None) -> IndexStoreError:
     try:
         free = f"{shutil.disk_usage(path if path.exists() else path.parent).free / 1e6:.1f} MB free"
     except OSError:
         free = "free space unknown"
+    if need:
+        free += f"; this write wants {need / 1e6:.0f} MB"
     return IndexStoreError(f"the disk holding {path} is full ({free}); free some space and run the command "
                            "again (what was committed is intact; an ingest resumes where it stopped)")
 
@@ -293,6 +310,8 @@ def check_open(index) -> None:
         if journal and journal.get("op") == "remove" and index.manifest is not None:
             finish_remove(index)
             continue
+        if journal is None and finish_commit(index):
+            continue
         if attempt == 0:
             time.sleep(0.3)  # a write may have committed between our reads
     raise damage(index, journal)
@@ -327,6 +346,24 @@ def damage(index, journal: dict | None) -> IndexStoreError:
     return IndexStoreError(f"the index in {where} is inconsistent (manifest: {m.get('papers')} papers; store: "
                            f"{now['papers']} papers, {now['chunks']} chunks; last commit: {state.get('papers')} papers, "
                            f"{state.get('chunks')} chunks); repair it with: assistant doctor --repair")
+
+
+def finish_commit(index) -> bool:
+    """A commit killed between its Chroma write and manifest.json: the store and the manifest's copy in
+    Chroma agree with each other and with the live counts, manifest.json is a generation behind.
+    Finish it by writing manifest.json from the copy (derived files follow their new tag)."""
+    if index.remote or index.manifest is None:
+        return False
+    state, copy = meta_get(index, "state"), meta_get(index, "manifest")
+    if not state or not copy or state_of(copy) != state or live(index) != {"papers": state["papers"],
+                                                                          "chunks": state["chunks"]}:
+        return False
+    if (index.manifest.get("generation") or 0) >= (state.get("generation") or 0):
+        return False
+    with try_lock(index) as got:
+        if got:
+            index.write_manifest(copy)
+        return got
 
 
 @contextlib.contextmanager
