@@ -602,9 +602,12 @@ class Index:
             return None
         if row is None:
             return None
-        sentences = json.loads(row[0])
-        vecs = np.frombuffer(row[2], dtype=np.float32).reshape(len(sentences), row[1]) if sentences else \
-            np.zeros((0, row[1]), dtype=np.float32)
+        try:  # content-addressed (embedder + abstract), so never stale; a damaged row is recomputed
+            sentences = json.loads(row[0])
+            vecs = np.frombuffer(row[2], dtype=np.float32).reshape(len(sentences), row[1]) if sentences else \
+                np.zeros((0, row[1]), dtype=np.float32)
+        except (ValueError, TypeError):
+            return None
         return sentences, vecs
 
     def _sentences_to_disk(self, key: str, sentences: list[str], vecs) -> None:

@@ -333,3 +333,17 @@ def test_concurrent_readers_rebuilding_bm25_do_not_collide(mini_index):
     assert errors == []
     assert not [p.name for p in mini_index.iterdir() if ".tmp" in p.name or ".old" in p.name]
     assert top_hit(mini_index)[0] == "mini#2" and run("doctor", "--index-dir", mini_index).exit_code == 0
+
+
+def test_a_damaged_sentence_cache_row_is_recomputed(mini_index):
+    import sqlite3
+
+    from assistant.index import SENTENCE_CACHE
+
+    idx = Index(Settings(index_dir=mini_index))
+    paper = next(iter(idx.all_papers().values()))
+    sentences, vecs = idx.sentence_vectors(paper.id, paper.abstract)
+    with sqlite3.connect(mini_index / SENTENCE_CACHE) as db:
+        db.execute("UPDATE sentences SET vecs = substr(vecs, 1, 10)")  # a truncated row
+    again = Index(Settings(index_dir=mini_index)).sentence_vectors(paper.id, paper.abstract)
+    assert again[0] == sentences and np.allclose(again[1], vecs, atol=1e-6)
