@@ -259,10 +259,20 @@ def translate(exc: BaseException, settings) -> IndexStoreError | None:
         return server_lost_error(url, exc)
     if url and module == "chromadb" and any(s in str(exc) for s in ("Connect", "connection", "Connection")):
         return server_lost_error(url, exc)
+    if module in {"click", "typer"}:  # a command's own exit
+        return None
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EROFS):
+        # a file outside the index (say, --save on a full or read-only disk) is named as itself
+        path = Path(exc.filename) if exc.filename else where
+        full, base = path.resolve(), where.resolve()
+        inside = full == base or base in full.parents
+        if exc.errno == errno.ENOSPC:
+            return disk_full_error(where if inside else path)
+        return read_only_error(where) if inside else None
     text = str(exc).lower()
-    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC or "disk is full" in text or "no space" in text:
+    if "disk is full" in text or "no space" in text:
         return disk_full_error(where)
-    if isinstance(exc, OSError) and exc.errno == errno.EROFS or "readonly" in text or "read-only" in text:
+    if "readonly" in text or "read-only" in text:
         return read_only_error(where)
     if isinstance(exc, sqlite3.OperationalError) and "unable to open" in text and not os.access(where, os.W_OK):
         return read_only_error(where)
