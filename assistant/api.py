@@ -14,7 +14,12 @@ from .retrieve import Retrieval, Retriever
 
 def ingest_paths(paths: list[Path] | None, settings: Settings, rebuild: bool = False, strict: bool = False,
                  progress: Progress | None = None) -> tuple[IngestReport, ParseReport]:
-    """Parse everything first (so a bad file changes nothing), then write the index."""
+    """Parse everything first (so a bad file changes nothing), then write the index. ``--rebuild``
+    without paths re-reads the sources the manifest records, never silently the bundled corpus."""
+    from .integrity import rebuild_sources, source_list
+
+    if rebuild and not paths:
+        paths = rebuild_sources(settings)
     papers, report = load_papers(paths, strict=strict)
     if not papers:
         from .errors import InputError
@@ -25,7 +30,7 @@ def ingest_paths(paths: list[Path] | None, settings: Settings, rebuild: bool = F
             raise InputError(f"no abstracts found in {where}: {report.skipped[0]}{more}")
         raise InputError(f"no abstracts found in {where}; a text file needs a header line, then abstracts "
                          "separated by blank lines, a .jsonl file one JSON object per line with an abstract")
-    return ingest(papers, settings, rebuild=rebuild, progress=progress), report
+    return ingest(papers, settings, rebuild=rebuild, progress=progress, sources=source_list(paths)), report
 
 
 def retriever(settings: Settings, progress: Progress | None = None, on_rerank: Progress | None = None) -> Retriever:
@@ -64,11 +69,20 @@ def remove_papers(paper_ids: list[str], settings: Settings) -> list[str]:
     return remove(paper_ids, settings)
 
 
-def doctor(settings: Settings) -> dict:
-    """Checks a user can read at a glance: config (key masked), index, embedder, LLM endpoint."""
+def doctor(settings: Settings, repair: bool = False) -> dict:
+    """Checks a user can read at a glance: config (key masked), index, embedder, LLM endpoint.
+    ``repair``: first mend the index (repair.repair), listing what was done in ``report["repairs"]``."""
     import time
 
     report: dict = {"config": settings.public(), "checks": []}
+    if repair:
+        from .errors import AssistantError
+        from .repair import repair as repair_fn
+
+        try:
+            report["repairs"], report["unrepaired"] = repair_fn(settings)
+        except AssistantError as exc:
+            report["repairs"], report["unrepaired"] = [], [str(exc)]
 
     def check(name: str, fn) -> None:
         started = time.perf_counter()
@@ -83,8 +97,19 @@ def doctor(settings: Settings) -> dict:
                                      "ms": round((time.perf_counter() - started) * 1000)})
 
     def index_check():
-        s = Index(settings).stats()
-        return f"{s['papers']} papers, {s['chunks']} chunks, embedder {s['embedder']} ({s['dim']}d) in {s['index_dir']}"
+        from .integrity import translate
+        from .repair import inspect
+
+        try:
+            found = inspect(settings)
+        except Exception as exc:  # a full disk, a lost server: the line the other commands print
+            raise (translate(exc, settings) or exc) from None
+        m = found["manifest"] or {}
+        if found["problems"]:
+            raise RuntimeError("; ".join(found["problems"]) + f"; fix with: {found['fix']}")
+        derived = ", ".join(f"{k} {v}" for k, v in found["derived"].items())
+        return f"{found['papers']} papers, {found['chunks']} chunks, embedder {m.get('embedder')} ({m.get('dim')}d) " \
+               f"in {found['dir']}; consistent (commit {found['generation']}; {derived})"
 
     def embedder_check():
         from .embedder import embed_query, get_embedder

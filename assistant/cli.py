@@ -129,11 +129,29 @@ def handle_errors(fn):
         except OSError as exc:  # the file system said no (permissions, a full disk): the user's to fix, in one line
             if os.environ.get("ASSISTANT_DEBUG"):
                 raise
+            known = _storage_error(exc, kwargs.get("index_dir"))
             where = f": {exc.filename}" if exc.filename else ""
-            err.print(f"[bold red]Error:[/] {escape((exc.strerror or str(exc)) + where, one_line=True)}")
-            raise typer.Exit(1) from None
+            err.print(f"[bold red]Error:[/] {escape(str(known) if known else (exc.strerror or str(exc)) + where, one_line=True)}")
+            raise typer.Exit(known.exit_code if known else 1) from None
+        except Exception as exc:  # a storage library's own error (Chroma, its HTTP client, SQLite): one line too
+            known = _storage_error(exc, kwargs.get("index_dir"))
+            if known is None or os.environ.get("ASSISTANT_DEBUG"):
+                raise
+            err.print(f"[bold red]Error:[/] {escape(str(known), one_line=True)}")
+            raise typer.Exit(known.exit_code) from None
 
     return wrapper
+
+
+def _storage_error(exc: BaseException, index_dir: Path | None = None):
+    """integrity.translate with this command's settings (None when the error is not a storage fault)."""
+    from .integrity import translate
+
+    try:
+        settings = _settings(index_dir)
+    except Exception:  # the settings themselves are bad: not a storage fault
+        return None
+    return translate(exc, settings)
 
 
 class _BuildProgress:
@@ -334,6 +352,8 @@ def ingest(
         _print_json({**report.as_dict(), "duplicates": [{"dropped": a, "kept": b} for a, b in parsed.duplicates],
                      "skipped": parsed.skipped, "index_dir": str(settings.index_dir)})
         return
+    for source in report.dropped_sources:
+        err.print(f"[yellow]replaced:[/] the index no longer holds the papers from {escape(source)}")
     for line in parsed.skipped:
         err.print(f"[yellow]skipped:[/] {escape(line)}")
     for dropped, kept in parsed.duplicates:
@@ -597,11 +617,19 @@ def remove(
 
 @app.command()
 @handle_errors
-def doctor(index_dir: IndexDir = None, as_json: JsonFlag = False):
+def doctor(index_dir: IndexDir = None, as_json: JsonFlag = False,
+           repair: Annotated[bool, typer.Option("--repair", help="Mend the index first: finish an interrupted "
+                                                "remove, restore the manifest, drop orphans, re-embed lost vectors, "
+                                                "rebuild BM25 and the vector cache.")] = False):
     """Check the set-up: configuration (key masked), index, embedder, LLM endpoint."""
     from .api import doctor as doctor_fn
 
-    report = doctor_fn(_settings(index_dir))
+    report = doctor_fn(_settings(index_dir), repair=repair)
+    if not as_json:
+        for line in report.get("repairs", []):
+            out.print(f"[green]repaired:[/] {escape(line)}")
+        for line in report.get("unrepaired", []):
+            out.print(f"[red]not repaired:[/] {escape(line)}")
     if as_json:
         _print_json(report)
     else:

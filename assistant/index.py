@@ -5,11 +5,12 @@ This is the only module that writes ``index_dir``. Layout::
     index_dir/
       chroma/          Chroma PersistentClient: collections ``chunks`` and ``papers``
       bm25/            bm25s index over paper title + abstract, with ``ids.json``
-      manifest.json    embedder id, dimension, chunking, paper-set fingerprint
-      .lock            held while an ingest writes
+      manifest.json    embedder id, dimension, chunking, paper-set fingerprint, sources ingested
+      .lock            held while an ingest or remove writes
 
 Write order makes an interrupted ingest safe: a paper's chunks are written before its paper
 record, and only papers with a record are ever retrieved; stale chunks are swept on the next ingest.
+What a read may trust, journals of writes and damage checks are in ``integrity.py``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import numpy as np  # noqa: E402
 from .config import Settings  # noqa: E402
 from .corpus import Paper  # noqa: E402
 from .errors import IndexStoreError, InputError  # noqa: E402
+from . import integrity  # noqa: E402
 
 MANIFEST_VERSION = 1
 #: Bumped whenever what BM25 indexes changes, so stale BM25 indexes are rebuilt on open.
@@ -43,7 +45,7 @@ VECTORS_VERSION = 1
 PAGE = 5000
 CHUNKS = "chunks"
 PAPERS = "papers"
-META = "assistant_meta"
+META = integrity.META
 
 
 def local_dir(settings: Settings) -> Path:
@@ -118,6 +120,8 @@ class IngestReport:
     seconds: float = 0.0
     #: of which computing embeddings (the rest is parsing, chunking, Chroma writes and the commit)
     embed_seconds: float = 0.0
+    #: with --rebuild: sources the index held before that the new paper set does not come from
+    dropped_sources: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"added": len(self.added), "updated": len(self.updated), "unchanged": len(self.unchanged),
@@ -202,7 +206,9 @@ def embed_text(paper: Paper, chunk: Chunk, title_on: str = "all") -> str:
 class Index:
     """An opened index. Read through :func:`open_index`; write through :func:`ingest` and :func:`remove`."""
 
-    def __init__(self, settings: Settings, create: bool = False):
+    def __init__(self, settings: Settings, create: bool = False, check: bool = True):
+        """``create``: an ingest opening (or making) the index; ``check``: run the integrity checks of a read
+        (see integrity.check_open); writers, which hold the lock, and doctor open with ``check=False``."""
         from .embedder import embedder_id
 
         self.settings = settings
@@ -219,20 +225,30 @@ class Index:
         self._term_max: np.ndarray | None = None
         self._sentence_cache: dict = {}
         self._vectors: ChunkVectors | None = None
+        self._heartbeat: Callable[[], None] | None = None  # refreshes a server lock while writing
+        self.manifest_error: IndexStoreError | None = None
         if self.remote:
             # the server holds everything shared (collections + manifest); self.dir only caches BM25
             self.client = self._client()
-            self.meta = self.client.get_or_create_collection(META, embedding_function=None)
-        manifest = self.read_manifest()
+        try:
+            manifest = self.read_manifest()
+        except IndexStoreError as exc:  # garbled: a read says so (check_open); doctor --repair restores it
+            manifest, self.manifest_error = None, exc
         where = self.remote or self.dir
-        if manifest is None and not create:
-            raise IndexStoreError(f"no index at {where}; build one with: assistant ingest [PATHS]")
-        if manifest is not None:
+        if manifest is None and self.manifest_error is None and not create and (
+                self.remote is None and integrity.holds_nothing(self.dir)):
+            raise integrity.NoIndex(f"no index at {where}; build one with: assistant ingest [PATHS]")
+        if manifest is not None and check:
             self.check_manifest(manifest)
         self.manifest = manifest
         if not self.remote:
             self.client = self._client()
         self._open_collections()
+        if self.remote and manifest is None and not create and self.count() == 0 and \
+                integrity.meta_get(self, "journal") is None:
+            raise integrity.NoIndex(f"no index at {where}; build one with: assistant ingest [PATHS]")
+        if check and not create:
+            integrity.check_open(self)
 
     # --- plumbing -------------------------------------------------------------------------
 
@@ -271,12 +287,23 @@ class Index:
                 raise IndexStoreError(f"cannot reach the Chroma server at {self.remote} ({type(exc).__name__}); "
                                       "start it (chroma run --host 127.0.0.1 --port 8000) or unset "
                                       "ASSISTANT_CHROMA_URL") from None
+        if self.dir.is_dir() and not os.access(self.dir, os.W_OK):
+            raise integrity.read_only_error(self.dir)
         try:
             return chromadb.PersistentClient(path=str(self.dir / "chroma"),
                                              settings=ChromaSettings(anonymized_telemetry=False))
         except Exception as exc:  # chroma raises several types for a damaged or foreign directory
-            raise IndexStoreError(f"cannot open the Chroma store in {self.dir}: {exc}; "
-                                  "rebuild it with: assistant ingest --rebuild") from exc
+            known = integrity.translate(exc, self.settings)
+            if known is not None:
+                raise known from exc
+            raise IndexStoreError(f"cannot open the Chroma store in {self.dir}: {exc}; move {self.dir} aside "
+                                  f"and re-ingest with: {integrity.ingest_command(self._sources())}") from exc
+
+    def _sources(self) -> list[str] | None:
+        """The sources the manifest records, for advice (None when unreadable or not recorded)."""
+        with contextlib.suppress(Exception):
+            return json.loads(self.manifest_path.read_text()).get("sources")
+        return None
 
     @property
     def manifest_path(self) -> Path:
@@ -284,21 +311,23 @@ class Index:
 
     def read_manifest(self) -> dict | None:
         if self.remote:
-            raw = (self.meta.metadata or {}).get("manifest")
-            return json.loads(raw) if raw else None
+            return integrity.meta_get(self, "manifest")
         try:
-            return json.loads(self.manifest_path.read_text())
+            manifest = json.loads(self.manifest_path.read_text())
         except FileNotFoundError:
             return None
-        except (OSError, json.JSONDecodeError) as exc:
-            raise IndexStoreError(f"{self.manifest_path} is unreadable ({exc}); rebuild with: assistant ingest --rebuild") from None
+        except (OSError, ValueError) as exc:
+            raise IndexStoreError(f"{self.manifest_path} is unreadable ({exc})") from None
+        if not isinstance(manifest, dict) or "embedder" not in manifest:
+            raise IndexStoreError(f"{self.manifest_path} is unreadable (not an index manifest)")
+        return manifest
 
     def check_manifest(self, manifest: dict) -> None:
         built = manifest.get("embedder")
         if built != self.embedder_id:
             raise IndexStoreError(
                 f"the index in {self.dir} was built with embedder {built!r}, but {self.embedder_id!r} is configured; "
-                "set ASSISTANT_EMBEDDER back, or re-embed with: assistant ingest --rebuild")
+                f"set ASSISTANT_EMBEDDER back, or re-embed with: {integrity.rebuild_advice(manifest)}")
 
     def new_manifest(self, dim: int) -> dict:
         return {"version": MANIFEST_VERSION, "embedder": self.embedder_id, "dim": dim,
@@ -308,14 +337,21 @@ class Index:
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
 
     def write_manifest(self, manifest: dict) -> None:
+        """One Chroma write records the manifest, the state it describes and the end of the write's
+        journal; then (local mode) manifest.json, whose copy in Chroma lets doctor --repair restore it."""
+        integrity.meta_write(self, manifest=manifest, state=integrity.state_of(manifest), journal=None)
+        self.manifest = manifest
+        integrity.crash_point("commit-meta")
         if self.remote:
-            self.meta.modify(metadata={"manifest": json.dumps(manifest)})
-            self.manifest = manifest
             return
-        tmp = self.manifest_path.with_suffix(".tmp")
+        tmp = self.manifest_path.with_suffix(f".tmp-{os.getpid()}")
         tmp.write_text(json.dumps(manifest, indent=2))
         os.replace(tmp, self.manifest_path)
-        self.manifest = manifest
+
+    @property
+    def state_tag(self) -> str:
+        """The committed state derived files must have been built from."""
+        return integrity.state_tag(self.manifest)
 
     @property
     def embedder(self):
@@ -352,8 +388,9 @@ class Index:
             path = self.dir / "bm25"
             try:
                 ids = json.loads((path / "ids.json").read_text())
-                if ids.get("fingerprint") != (self.manifest or {}).get("fingerprint") or ids.get("version") != BM25_VERSION:
-                    raise ValueError("stale")
+                if ids.get("state") != self.state_tag or ids.get("version") != BM25_VERSION or \
+                        ids.get("crc") != _files_crc(path):
+                    raise ValueError("stale or damaged")
                 self._bm25 = bm25s.BM25.load(str(path), mmap=False, show_progress=False, verbosity=0)
                 self._bm25_ids = ids["ids"]
                 self._bm25_pos = self._term_max = None
@@ -375,22 +412,22 @@ class Index:
         if papers:
             retriever.index(stem_tokenize([bm25_text(p) for p in papers]), show_progress=False)
         ids = [p.id for p in papers]
-        final = self.dir / "bm25"
-        tmp = self.dir / "bm25.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        if papers:
-            retriever.save(str(tmp), show_progress=False)
-        else:
-            tmp.mkdir(parents=True)
-        (tmp / "ids.json").write_text(json.dumps({"fingerprint": (self.manifest or {}).get("fingerprint"),
-                                                  "version": BM25_VERSION, "ids": ids}))
-        old = self.dir / "bm25.old"
-        shutil.rmtree(old, ignore_errors=True)
-        if final.exists():
-            os.replace(final, old)
-        os.replace(tmp, final)
-        shutil.rmtree(old, ignore_errors=True)
         self._bm25, self._bm25_ids, self._bm25_pos = (retriever if papers else None), ids, None
+        # unique names: readers of one index may rebuild at once (a fixed bm25.tmp made them collide)
+        tmp, final, old = _scratch(self.dir, "bm25")
+        try:
+            if papers:
+                retriever.save(str(tmp), show_progress=False)
+            else:
+                tmp.mkdir(parents=True)
+            (tmp / "ids.json").write_text(json.dumps({"state": self.state_tag, "version": BM25_VERSION,
+                                                      "crc": _files_crc(tmp), "ids": ids}))
+            _swap_in(tmp, final, old)
+        except OSError:  # a cache: a read-only or full disk keeps it in memory only
+            pass
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(old, ignore_errors=True)
         self._idf = None
         self._term_max = None
 
@@ -398,20 +435,21 @@ class Index:
         """All chunk vectors, loaded from ``vectors/`` beside the index (rebuilt from Chroma when that
         copy is missing or belongs to another version of the paper set)."""
         if self._vectors is None:
-            self._vectors = self._vectors_from_disk((self.manifest or {}).get("fingerprint"))
+            self._vectors = self._vectors_from_disk(self.state_tag)
             if self._vectors is None:
                 self.rebuild_vectors()
         return self._vectors
 
-    def _vectors_from_disk(self, fingerprint: str | None) -> ChunkVectors | None:
+    def _vectors_from_disk(self, tag: str | None) -> ChunkVectors | None:
+        """The saved matrix if it was built from committed state ``tag`` and its bytes are as saved."""
         path = self.dir / "vectors"
         try:
             meta = json.loads((path / "ids.json").read_text())
-            if fingerprint is None or meta.get("fingerprint") != fingerprint or meta.get("version") != VECTORS_VERSION:
+            if tag is None or meta.get("state") != tag or meta.get("version") != VECTORS_VERSION:
                 return None
             matrix = np.load(path / "matrix.npy")
-            if matrix.ndim != 2 or matrix.shape[0] != len(meta["chunk_ids"]):
-                return None
+            if matrix.ndim != 2 or matrix.shape[0] != len(meta["chunk_ids"]) or meta.get("crc") != _crc(matrix):
+                return None  # e.g. rows shuffled or overwritten: rebuilt from Chroma
             return ChunkVectors(meta["chunk_ids"], meta["paper_ids"], np.asarray(meta["starts"], dtype=np.int64),
                                 matrix)
         except (OSError, ValueError, KeyError, EOFError, json.JSONDecodeError):
@@ -457,18 +495,14 @@ class Index:
                 paper_ids.append(rows[i][1])
                 starts.append(row)
         self._vectors = ChunkVectors(ids, paper_ids, np.asarray(starts, dtype=np.int64), matrix)
-        tmp = self.dir / f"vectors.tmp-{os.getpid()}"
-        final, old = self.dir / "vectors", self.dir / f"vectors.old-{os.getpid()}"
+        tmp, final, old = _scratch(self.dir, "vectors")
         try:
-            shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir(parents=True)
             np.save(tmp / "matrix.npy", matrix)
-            (tmp / "ids.json").write_text(json.dumps({"fingerprint": (self.manifest or {}).get("fingerprint"),
+            (tmp / "ids.json").write_text(json.dumps({"state": self.state_tag, "crc": _crc(matrix),
                                                       "version": VECTORS_VERSION, "chunk_ids": ids,
                                                       "paper_ids": paper_ids, "starts": starts}))
-            if final.exists():
-                os.replace(final, old)
-            os.replace(tmp, final)
+            _swap_in(tmp, final, old)
         except OSError:
             pass
         finally:
@@ -568,9 +602,12 @@ class Index:
             return None
         if row is None:
             return None
-        sentences = json.loads(row[0])
-        vecs = np.frombuffer(row[2], dtype=np.float32).reshape(len(sentences), row[1]) if sentences else \
-            np.zeros((0, row[1]), dtype=np.float32)
+        try:  # content-addressed (embedder + abstract), so never stale; a damaged row is recomputed
+            sentences = json.loads(row[0])
+            vecs = np.frombuffer(row[2], dtype=np.float32).reshape(len(sentences), row[1]) if sentences else \
+                np.zeros((0, row[1]), dtype=np.float32)
+        except (ValueError, TypeError):
+            return None
         return sentences, vecs
 
     def _sentences_to_disk(self, key: str, sentences: list[str], vecs) -> None:
@@ -603,6 +640,8 @@ class Index:
         Chroma takes hundreds of MB converting such reads."""
         manifest["fingerprint"] = fingerprint_of(hashes) if hashes is not None else self.fingerprint()
         manifest["papers"] = len(hashes) if hashes is not None else self.count()
+        manifest["chunks"] = self.chunks.count()
+        manifest["generation"] = int(manifest.get("generation") or 0) + 1  # every commit: a new state tag
         manifest["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S")
         self.write_manifest(manifest)
         self._papers_cache = None
@@ -627,6 +666,37 @@ class Index:
                 "updated": m.get("updated")}
 
 
+def _crc(matrix: np.ndarray) -> str:
+    """Checksum of a matrix's bytes (order-sensitive: shuffled rows change it); ~1 GB/s."""
+    import zlib
+
+    return f"{zlib.crc32(np.ascontiguousarray(matrix).data):08x}:{matrix.shape}"
+
+
+def _files_crc(path: Path) -> str:
+    """Checksum of the files a bm25s index saved (ids.json, which records it, aside)."""
+    import zlib
+
+    crc = 0
+    for f in sorted(path.iterdir()):
+        if f.name != "ids.json" and f.is_file():
+            crc = zlib.crc32(f.name.encode() + f.read_bytes(), crc)
+    return f"{crc:08x}"
+
+
+def _scratch(base: Path, name: str) -> tuple[Path, Path, Path]:
+    """(temp, final, old) paths for replacing ``base/name``; temp and old are unique to this call."""
+    token = f"{os.getpid()}-{os.urandom(4).hex()}"
+    return base / f"{name}.tmp-{token}", base / name, base / f"{name}.old-{token}"
+
+
+def _swap_in(tmp: Path, final: Path, old: Path) -> None:
+    """Put the directory ``tmp`` in place of ``final`` (two renames; a reader between them rebuilds)."""
+    if final.exists():
+        os.replace(final, old)
+    os.replace(tmp, final)
+
+
 # --- writing ------------------------------------------------------------------------------
 
 
@@ -635,12 +705,16 @@ def _lock(index_dir: Path):
     import fcntl
 
     index_dir.mkdir(parents=True, exist_ok=True)
-    fh = open(index_dir / ".lock", "w")
-    try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        fh.close()
-        raise IndexStoreError(f"another ingest is writing {index_dir}; wait for it to finish") from None
+    fh = open(index_dir / ".lock", "a")
+    for attempt in range(20):  # a reader's shared probe (integrity.writer_active) holds it for microseconds
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if attempt == 19:
+                fh.close()
+                raise IndexStoreError(f"another ingest is writing {index_dir}; wait for it to finish") from None
+            time.sleep(0.05)
     try:
         yield
     finally:
@@ -713,31 +787,32 @@ def _batches(items: list, size: int):
 
 
 def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
-           progress: Progress | None = None) -> IngestReport:
+           progress: Progress | None = None, sources: list[str] | None = None) -> IngestReport:
     """Add papers to the index at ``settings.index_dir``; unchanged papers cost nothing.
 
     A paper whose content hash changed has its old chunks replaced. With ``rebuild`` the
-    index is emptied first (the only way to switch embedder or chunking).
+    index is emptied first (the only way to switch embedder or chunking). ``sources`` (paths, or
+    integrity.BUNDLED) are recorded in the manifest so that ``ingest --rebuild`` can re-read them.
     """
     started = time.perf_counter()
     index_dir = local_dir(settings)
     _fewer_malloc_arenas()
-    with _lock(index_dir):
-        if rebuild and settings.chroma_url:
-            client = Index(settings, create=True).client
-            for name in (CHUNKS, PAPERS, META):
-                try:
-                    client.delete_collection(name)
-                except Exception:  # already gone
-                    pass
+    sources = list(sources or [])
+    with _lock(index_dir), contextlib.ExitStack() as held:
+        if not settings.chroma_url:
+            integrity.check_space(index_dir, len(papers))
+        index = integrity.open_for_write(settings, held, rebuild)
+        previous = integrity.recorded(index)
         if rebuild:
-            for sub in ("chroma", "bm25", "vectors", "manifest.json"):
-                target = index_dir / sub
-                if target.is_dir():
-                    shutil.rmtree(target)
-                elif target.exists():
-                    target.unlink()
-        index = Index(settings, create=True)
+            index = integrity.emptied(index, settings)
+        else:
+            integrity.ready_for_ingest(index)
+        # an earlier write left the store ahead of its last commit: commit even if nothing is new
+        dirty = index.manifest is not None and (integrity.meta_get(index, "journal") is not None
+                                                or not integrity.consistent(index))
+        integrity.meta_write(index, journal={"op": "ingest", "sources": sources, "owner": integrity.owner(),
+                                             "embedder": index.embedder_id, "started": time.time()})
+        integrity.crash_point("ingest-journaled")
         report = IngestReport()
         existing = {}
         for pid, meta in paged(index.papers, ["metadatas"]):
@@ -753,15 +828,20 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
         written: list[tuple[list[tuple[str, str, int]], np.ndarray]] = []
         if todo:
             _write(index, todo, settings, report, progress, written)
-        if todo or index.manifest is None or rebuild:
-            before = (index.manifest or {}).get("fingerprint")
+        integrity.crash_point("ingest-written")
+        manifest = index.manifest or index.new_manifest(_probe_dim(index))
+        manifest["sources"] = sources if rebuild else list(dict.fromkeys(previous + sources))
+        report.dropped_sources = [s for s in previous if s not in sources] if rebuild else []
+        if todo or dirty or index.manifest is None or rebuild or "generation" not in manifest:
+            before = integrity.state_tag(index.manifest) if index.manifest else None
             hashes = dict(existing)
             hashes.update((p.id, p.content_hash) for p in todo)
             by_id = {p.id: p for p in papers}
             in_hand = [by_id[pid] for pid in hashes if pid in by_id]
-            index.commit(index.manifest or index.new_manifest(_probe_dim(index)), hashes,
-                         in_hand if len(in_hand) == len(hashes) else None,
+            index.commit(manifest, hashes, in_hand if len(in_hand) == len(hashes) else None,
                          _vectors_in_hand(index, before, hashes, {p.id for p in todo}, written))
+        else:  # nothing changed: record the sources and end the journal
+            index.write_manifest(manifest)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -851,8 +931,11 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
         for batch in _batches(list(range(len(group))), max_batch):
             index.papers.upsert(ids=[group[i].id for i in batch], embeddings=np.asarray([paper_vecs[i] for i in batch]),
                                 metadatas=[paper_to_meta(group[i]) for i in batch])
+        integrity.crash_point("ingest-group")
         if written is not None:  # kept for the commit's chunk-vector matrix
             written.append(([(c.id, c.paper_id, c.number) for c in chunks], vecs))
+        if index._heartbeat is not None:  # server mode: keep the server's ingest lock from expiring
+            index._heartbeat()
         if done % (GROUP_SIZE * 20) == 0:
             _release_memory()
         report.chunks += len(chunks)
@@ -862,28 +945,34 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
 
 
 def remove(paper_ids: list[str], settings: Settings) -> list[str]:
-    """Delete papers (chunks first, then the record) and resync BM25 and the manifest."""
-    with _lock(local_dir(settings)):
-        index = Index(settings)
+    """Delete papers and resync BM25 and the manifest; crash-safe: a journal naming the papers is
+    written first, and the next command finishes a remove a crash interrupted (integrity.complete_remove)."""
+    with _lock(local_dir(settings)), contextlib.ExitStack() as held:
+        if not settings.chroma_url:
+            integrity.check_space(local_dir(settings))
+        index = integrity.open_for_write(settings, held, rebuild=False, create=False)
+        integrity.ready_for_remove(index)
         found = index.papers.get(ids=list(paper_ids))["ids"]
         missing = sorted(set(paper_ids) - set(found))
         if missing:
             raise InputError(f"not in the index: {', '.join(missing)}; list ids with: assistant papers")
-        index.chunks.delete(where={"paper_id": {"$in": found}})
-        index.papers.delete(ids=found)
-        index.commit(dict(index.manifest))
+        integrity.meta_write(index, journal={"op": "remove", "ids": found, "owner": integrity.owner(),
+                                             "started": time.time()})
+        integrity.crash_point("remove-journaled")
+        integrity.complete_remove(index, found)
         return found
 
 
 def open_index(settings: Settings, build_default: bool = True, progress: Progress | None = None) -> Index:
-    """Open the index; when it does not exist yet, build it from the bundled corpus first."""
+    """Open the index; only when its directory holds nothing, build it from the bundled corpus first
+    (or finish such a build that was interrupted). Anything else wrong is an IndexStoreError."""
     try:
         return Index(settings)
-    except IndexStoreError:
-        if not build_default or (Path(settings.index_dir) / "manifest.json").exists():
+    except integrity.NoIndex:
+        if not build_default:
             raise
     from .corpus import load_papers
 
     papers, _ = load_papers()
-    ingest(papers, settings, progress=progress)
+    ingest(papers, settings, progress=progress, sources=[integrity.BUNDLED])
     return Index(settings)

@@ -92,8 +92,6 @@ def _retry_during_ingest(call, reopen, attempts: int = 4):
     a consistent state; only if that keeps failing is it the user's problem."""
     import time
 
-    from .errors import IndexStoreError
-
     for attempt in range(attempts):
         try:
             return call()
@@ -101,8 +99,10 @@ def _retry_during_ingest(call, reopen, attempts: int = 4):
             if type(exc).__module__.split(".")[0] != "chromadb":
                 raise
             if attempt == attempts - 1:
-                raise IndexStoreError(f"the index is changing under an ingest ({exc}); "
-                                      "try again when the ingest has finished") from exc
+                from .integrity import read_failure
+
+                # an ingest under way, a full disk or a damaged store: read_failure says which
+                raise read_failure(getattr(reopen, "__self__", None), exc) from exc
             time.sleep(0.2 * (attempt + 1))
             reopen()
 

@@ -3,6 +3,7 @@
 import os
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,84 @@ def test_cli_against_the_server(chroma_url, tmp_path):
 def test_unreachable_server_is_a_clear_error(tmp_path):
     with pytest.raises(IndexStoreError, match="cannot reach the Chroma server"):
         Index(Settings(index_dir=tmp_path, chroma_url=f"http://127.0.0.1:{free_port()}"))
+
+
+def test_the_ingest_lock_is_held_in_the_server_across_clients(chroma_url, tmp_path):
+    """Clients with different local directories share the server's lock (docs/index-integrity.md)."""
+    import time
+
+    from assistant.integrity import SERVER_LOCK, server_lock
+
+    a = Settings(index_dir=tmp_path / "a", chroma_url=chroma_url)
+    b = Settings(index_dir=tmp_path / "b", chroma_url=chroma_url)
+    zh, _ = load_papers([FIXTURES / "mini_zh.txt"])
+    mini, _ = load_papers([FIXTURES / "mini.txt"])
+    ingest(zh, a, rebuild=True)
+    client = Index(a).client
+    with server_lock(client, chroma_url):
+        with pytest.raises(IndexStoreError, match="another client"):
+            ingest(mini, b)
+        assert Index(b).count() == 3  # reading goes on while a client writes
+    # a lock whose owner died without releasing it expires
+    client.create_collection(SERVER_LOCK, metadata={"owner": "dead-host:1", "expires": time.time() - 1})
+    assert len(ingest(mini, b).added) == 6
+    idx = Index(a)
+    assert idx.manifest["papers"] == idx.count() == 9 and idx.manifest["chunks"] == idx.chunks.count()
+
+
+def test_two_clients_ingesting_at_once_never_corrupt_the_counts(chroma_url, tmp_path):
+    import threading
+
+    settings = [Settings(index_dir=tmp_path / name, chroma_url=chroma_url) for name in ("a", "b")]
+    ingest(load_papers([FIXTURES / "mini_zh.txt"])[0], settings[0], rebuild=True)
+    files = [FIXTURES / "mini.txt", FIXTURES / "mini_zh.txt"]
+    start, outcome = threading.Barrier(2), {}
+
+    def client(i: int) -> None:
+        papers = load_papers([files[i]])[0]
+        if i == 1:  # the same abstracts under new ids: new papers for the server
+            papers = [replace(p, id=f"b-{p.id}") for p in papers]
+        start.wait()
+        try:
+            outcome[i] = len(ingest(papers, settings[i]).added)
+        except IndexStoreError as exc:  # the other client held the lock: one clear refusal
+            outcome[i] = str(exc)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    added = sum(n for n in outcome.values() if isinstance(n, int))
+    assert all(isinstance(n, int) or "another client" in n for n in outcome.values()), outcome
+    for s in settings:  # every client sees the same committed state, and it matches the store
+        idx = Index(s)
+        assert idx.manifest["papers"] == idx.count() == 3 + added
+        assert idx.manifest["fingerprint"] == idx.fingerprint() and idx.manifest["chunks"] == idx.chunks.count()
+
+
+def test_a_chroma_server_lost_mid_command_is_one_line_with_exit_4(tmp_path):
+    import typer
+
+    from assistant.cli import handle_errors
+
+    exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
+    if not Path(exe).exists():
+        pytest.skip("the chroma CLI (from the chromadb package) is not installed")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    settings = Settings(index_dir=tmp_path / "local", chroma_url=url)
+    with serve([exe, "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(tmp_path / "data")],
+               f"{url}/api/v2/heartbeat", tmp_path / "server.log", "chroma server", timeout=30):
+        ingest(load_papers([FIXTURES / "mini_zh.txt"])[0], settings)
+        retriever = Retriever(Index(settings))
+    # the server is gone between opening the index and answering (as when it stops mid-ask)
+
+    @handle_errors
+    def search(index_dir=None):
+        retriever.index.reopen = lambda: None  # no reconnecting: the first failure is the answer
+        retriever.search("federated learning", k=3)
+
+    with pytest.raises(typer.Exit) as stopped:
+        search(index_dir=tmp_path / "local")
+    assert stopped.value.exit_code == 4

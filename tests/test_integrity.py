@@ -1,0 +1,349 @@
+"""Index integrity (docs/index-integrity.md): a read never adds papers to a non-empty index, every injected
+damage is detected by the next command or by doctor, remove and ingest survive a kill at every step, and
+storage faults (read-only directory, full disk) are one line with exit 4 - never a traceback."""
+
+import errno
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from assistant.cli import app
+from assistant.config import Settings
+from assistant.index import Index
+
+from .conftest import FIXTURES
+
+runner = CliRunner()
+
+
+def run(*args, input=None):
+    """A CLI command in-process; an exception the CLI does not turn into one line fails the test."""
+    return runner.invoke(app, [str(a) for a in args], input=input, catch_exceptions=False)
+
+
+def error_line(res) -> str:
+    """The command's one error line, without white space: rich wraps it at the test's 80 columns, even
+    inside a path, so phrases are compared with ``has``."""
+    assert "Traceback" not in res.output
+    said = res.stderr.strip()
+    assert said.count("Error:") == 1, res.output
+    return "".join(said[said.index("Error:"):].split())  # a progress bar may come before it
+
+
+def has(text: str, *phrases) -> bool:
+    flat = "".join(text.split())
+    return all("".join(str(p).split()) in flat for p in phrases)
+
+
+def fresh():
+    """Forget this process's Chroma handles: damage below is done to files behind Chroma's back."""
+    from chromadb.api.client import SharedSystemClient
+
+    SharedSystemClient.clear_system_cache()
+
+
+def stored(path) -> int:
+    """Papers in the store, read without the integrity checks."""
+    fresh()
+    return Index(Settings(index_dir=path), check=False).count()
+
+
+def top_hit(path, query="Mixture-of-Thought truth-table modality") -> list[str]:
+    res = run("search", query, "--json", "--index-dir", path)
+    assert res.exit_code == 0, res.output
+    return [h["paper_id"] for h in json.loads(res.stdout)["hits"]]
+
+
+def crash(point: str, *args, group: int | None = None) -> None:
+    """Run a CLI command in a subprocess that SIGKILLs itself at ``point`` (integrity.crash_point)."""
+    code = "from assistant.cli import main; main()"
+    if group:
+        code = f"import assistant.index as i; i.GROUP_SIZE = {group}; " + code
+    env = {**os.environ, "ASSISTANT_TEST_CRASH": point, "ORT_DISABLE_TELEMETRY": "1"}
+    proc = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == -9, proc.stderr  # it died at the crash point, not before or after
+
+
+# --- 1. the bundled corpus goes only into a directory that holds nothing ---------------------
+
+MANIFEST_DAMAGE = {
+    "deleted": lambda d: (d / "manifest.json").unlink(),
+    "garbled": lambda d: (d / "manifest.json").write_text("{garbled"),
+    "not a manifest": lambda d: (d / "manifest.json").write_text("[1, 2]"),
+}
+
+
+@pytest.mark.parametrize("damage", MANIFEST_DAMAGE)
+def test_a_lost_manifest_is_named_never_replaced_by_the_bundled_corpus(mini_index, damage):
+    MANIFEST_DAMAGE[damage](mini_index)
+    fresh()
+    for cmd in (["search", "reasoning"], ["ask", "what is reasoning?"], ["papers"], ["ingest", FIXTURES / "mini.txt"]):
+        res = run(*cmd, "--index-dir", mini_index)
+        said = error_line(res)
+        assert res.exit_code == 4 and has(said, "manifest.json", "doctor --repair")
+        assert not has(said, "--rebuild")  # the advice must not replace the user's papers
+    assert stored(mini_index) == 6
+    res = run("doctor", "--repair", "--index-dir", mini_index)
+    assert res.exit_code == 0 and has(res.stdout, "restored manifest.json from its copy")
+    assert top_hit(mini_index)[0] == "mini#2"
+
+
+def test_an_interrupted_first_ingest_is_named_and_finished_by_ingest_not_by_the_bundled_corpus(tmp_path):
+    idx, source = tmp_path / "idx", tmp_path / "mine.txt"
+    shutil.copy(FIXTURES / "mini.txt", source)
+    crash("ingest-group", "ingest", source, "--index-dir", idx, group=2)  # killed after its first 2 papers
+    assert stored(idx) == 2
+    for cmd in (["search", "reasoning"], ["papers"], ["doctor"]):
+        res = run(*cmd, "--index-dir", idx)
+        assert res.exit_code in (1, 4) and has(res.output, f"assistant ingest {source}") and "Traceback" not in res.output
+    assert stored(idx) == 2  # nothing was added by a read
+    res = run("ingest", source, "--index-dir", idx, "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["added"] + json.loads(res.stdout)["unchanged"] == 6
+    assert top_hit(idx)[0] == "mine#2" and run("doctor", "--index-dir", idx).exit_code == 0
+
+
+def test_only_an_interrupted_build_of_the_bundled_corpus_is_resumed_by_a_read(tmp_path):
+    from assistant.integrity import NoIndex, holds_nothing
+
+    idx = tmp_path / "idx"
+    assert holds_nothing(idx)
+    (idx / "server-0123456789").mkdir(parents=True)  # a server-mode cache and a lock file: still nothing
+    (idx / ".lock").touch()
+    assert holds_nothing(idx)
+    crash("ingest-journaled", "ingest", "--index-dir", idx)  # the bundled corpus, killed before any paper
+    fresh()
+    with pytest.raises(NoIndex) as caught:
+        Index(Settings(index_dir=idx))
+    assert caught.value.resume_bundled
+    (idx / "notes.txt").write_text("mine")  # a directory holding anything else is not built into
+    assert not holds_nothing(idx)
+
+
+# --- 2. rebuild advice never drops what the user ingested ------------------------------------
+
+
+def test_rebuild_rereads_the_recorded_sources_and_refuses_when_they_are_gone(tmp_path):
+    idx, source = tmp_path / "idx", tmp_path / "mine.txt"
+    shutil.copy(FIXTURES / "mini_zh.txt", source)
+    assert run("ingest", source, "--index-dir", idx).exit_code == 0
+    assert json.loads((idx / "manifest.json").read_text())["sources"] == [str(source.resolve())]
+    res = run("ingest", "--rebuild", "--index-dir", idx, "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["added"] == 3  # mine.txt again, not the bundled 95
+    assert stored(idx) == 3
+    source.unlink()
+    res = run("ingest", "--rebuild", "--index-dir", idx)
+    said = error_line(res)
+    assert res.exit_code == 3 and has(said, source.resolve(), "no longer exist")
+    assert stored(idx) == 3
+
+
+def test_rebuild_without_recorded_sources_asks_for_the_files(mini_index):
+    # the session's mini index was ingested through the library, which records no source paths
+    res = run("ingest", "--rebuild", "--index-dir", mini_index)
+    assert res.exit_code == 3 and has(error_line(res), "does not record")
+    assert stored(mini_index) == 6
+
+
+# --- 3. damage is detected: by the next command or by doctor --------------------------------
+
+
+@pytest.mark.parametrize("damage", ["chroma/ deleted", "chroma.sqlite3 emptied"])
+def test_a_lost_store_is_an_error_with_the_rebuild_that_rereads_the_sources(tmp_path, damage):
+    idx, source = tmp_path / "idx", tmp_path / "mine.txt"
+    shutil.copy(FIXTURES / "mini_zh.txt", source)
+    assert run("ingest", source, "--index-dir", idx).exit_code == 0
+    if damage == "chroma/ deleted":
+        shutil.rmtree(idx / "chroma")
+    else:
+        (idx / "chroma" / "chroma.sqlite3").write_bytes(b"")
+    fresh()
+    for cmd in (["search", "federated learning"], ["ask", "what is federated learning?"]):
+        res = run(*cmd, "--index-dir", idx)
+        said = error_line(res)
+        assert res.exit_code == 4 and has(said, "is empty but its manifest lists 3 papers",
+                                          f"assistant ingest --rebuild (re-reads {source.resolve()})")
+    res = run("doctor", "--index-dir", idx)
+    assert res.exit_code == 1 and has(res.stdout, "FAIL index", "store is empty")
+    assert run("ingest", "--rebuild", "--index-dir", idx).exit_code == 0 and stored(idx) == 3
+
+
+def test_shuffled_or_damaged_derived_files_are_detected_and_rebuilt(mini_index):
+    reference = Index(Settings(index_dir=mini_index)).chunk_vectors().matrix.copy()
+    expected = top_hit(mini_index)
+    path = mini_index / "vectors" / "matrix.npy"
+    np.save(path, np.load(path)[np.random.default_rng(0).permutation(len(reference))])
+    bm25_file = next(p for p in sorted((mini_index / "bm25").iterdir()) if p.suffix == ".npy")
+    raw = bytearray(bm25_file.read_bytes())
+    raw[-4:] = b"\x00\x00\x80\x7f"  # the last score overwritten
+    bm25_file.write_bytes(bytes(raw))
+    res = run("doctor", "--index-dir", mini_index)
+    assert res.exit_code == 1 and has(res.stdout, "vectors damaged (checksum mismatch)", "bm25 damaged")
+    assert top_hit(mini_index) == expected  # the read rebuilt both from Chroma
+    assert np.allclose(Index(Settings(index_dir=mini_index)).chunk_vectors().matrix, reference, atol=1e-6)
+    assert run("doctor", "--index-dir", mini_index).exit_code == 0
+
+
+def test_orphan_chunks_and_papers_without_chunks_are_found_and_repaired(mini_index):
+    idx = Index(Settings(index_dir=mini_index))
+    idx.chunks.upsert(ids=["ghost#1::1"], embeddings=[[0.0] * 383 + [1.0]],
+                      metadatas=[{"paper_id": "ghost#1", "chunk": 1, "text": "ghost"}])
+    idx.chunks.delete(where={"paper_id": "mini#3"})
+    res = run("search", "reasoning", "--index-dir", mini_index)
+    assert res.exit_code == 4 and has(error_line(res), "inconsistent", "doctor --repair")
+    assert has(run("doctor", "--index-dir", mini_index).stdout, "1 orphan chunks", "1 papers without chunks")
+    res = run("doctor", "--repair", "--index-dir", mini_index)
+    assert res.exit_code == 0 and has(res.stdout, "dropped 1 orphan chunks", "re-embedded 1 papers")
+    assert top_hit(mini_index)[0] == "mini#2"
+
+
+def test_lost_vector_segments_are_damage_not_an_ingest_and_repair_re_embeds(tmp_path, monkeypatch):
+    import assistant.index as index_mod
+
+    def small_segments(self):
+        # HNSW flushes to its segment files every 10 vectors here (every 1,000 by default), so that 20
+        # chunks reach the files on disk as a large index's vectors do
+        meta = {"hnsw:space": "cosine", "hnsw:batch_size": 10, "hnsw:sync_threshold": 10}
+        self.chunks = self.client.get_or_create_collection(index_mod.CHUNKS, metadata=meta, embedding_function=None)
+        self.papers = self.client.get_or_create_collection(index_mod.PAPERS, metadata=meta, embedding_function=None)
+
+    idx = tmp_path / "idx"
+    with monkeypatch.context() as m:
+        m.setattr(index_mod.Index, "_open_collections", small_segments)
+        assert run("ingest", FIXTURES / "mini.txt", "--index-dir", idx).exit_code == 0
+    for segment in (idx / "chroma").iterdir():
+        if segment.is_dir():
+            shutil.rmtree(segment)
+    shutil.rmtree(idx / "vectors")
+    fresh()
+    res = run("search", "reasoning", "--index-dir", idx)
+    said = error_line(res)
+    assert res.exit_code == 4 and has(said, "is damaged", "doctor --repair") and not has(said, "under an ingest")
+    res = run("ingest", FIXTURES / "mini.txt", "--index-dir", idx)  # not "6 unchanged"
+    assert res.exit_code == 4 and has(error_line(res), "lost vectors")
+    res = run("doctor", "--repair", "--index-dir", idx)
+    assert res.exit_code == 0 and has(res.stdout, "re-embedded the 6 stored abstracts")
+    assert top_hit(idx)[0] == "mini#2"
+
+
+# --- 5. remove is crash-safe ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("point", ["remove-journaled", "remove-records", "remove-chunks", "commit-meta"])
+def test_kill_9_at_every_step_of_remove_leaves_it_finished_by_the_next_command(mini_index, point):
+    crash(point, "remove", "mini#2", "--index-dir", mini_index)
+    fresh()
+    assert "mini#2" not in top_hit(mini_index)  # the next command finished the remove
+    idx = Index(Settings(index_dir=mini_index))
+    assert idx.count() == 5 and idx.chunks.get(where={"paper_id": "mini#2"})["ids"] == []
+    assert "mini#2" not in idx.chunk_vectors().paper_ids
+    assert run("doctor", "--index-dir", mini_index).exit_code == 0
+    res = run("remove", "mini#2", "--index-dir", mini_index)
+    assert res.exit_code == 3 and has(error_line(res), "not in the index")
+
+
+# --- 6. storage faults: one line, exit 4, index intact ------------------------------------------
+
+
+@pytest.fixture
+def mount_point(tmp_path):
+    """A directory to mount on (root only: mount needs CAP_SYS_ADMIN); unmounted afterwards."""
+    point = tmp_path / "mnt"
+    point.mkdir()
+    yield point
+    subprocess.run(["umount", "-l", str(point)], capture_output=True)  # lazy: this process may hold files there
+
+
+def _mount(*args) -> None:
+    res = subprocess.run(["mount", *map(str, args)], capture_output=True, text=True)
+    if res.returncode != 0:
+        pytest.skip(f"cannot mount here (needs root): {res.stderr.strip()}")
+
+
+def test_a_read_only_index_directory_is_one_line_for_every_command(mini_index, mount_point):
+    _mount("--bind", mini_index, mount_point)
+    _mount("-o", "remount,ro,bind", mount_point)
+    for cmd in (["search", "reasoning"], ["papers"], ["chat"], ["ingest", FIXTURES / "mini_zh.txt"],
+                ["remove", "mini#2"]):
+        res = run(*cmd, "--index-dir", mount_point, input="what is reasoning?\n")
+        said = error_line(res)
+        assert res.exit_code == 4 and has(said, "is read-only") and not has(said, "--rebuild"), cmd
+    res = run("doctor", "--index-dir", mount_point)
+    assert res.exit_code == 1 and has(res.stdout, "read-only")
+
+
+def test_a_nearly_full_disk_refuses_an_ingest_before_it_writes(tmp_path, mount_point):
+    _mount("-t", "tmpfs", "-o", "size=24m", "tmpfs", mount_point)
+    idx = mount_point / "idx"
+    assert run("ingest", FIXTURES / "mini.txt", "--index-dir", idx).exit_code == 0
+    filler = mount_point / "filler"
+    filler.write_bytes(b"\0" * max(shutil.disk_usage(mount_point).free - 2_000_000, 0))
+    for cmd in (["ingest", FIXTURES / "mini_zh.txt"], ["remove", "mini#2"]):
+        res = run(*cmd, "--index-dir", idx)
+        assert res.exit_code == 4 and has(error_line(res), "is full", "MB free")
+    assert top_hit(idx)[0] == "mini#2"  # intact, and readable on the full disk
+    filler.unlink()
+    assert run("ingest", FIXTURES / "mini_zh.txt", "--index-dir", idx).exit_code == 0
+    assert stored(idx) == 9 and run("doctor", "--index-dir", idx).exit_code == 0
+
+
+def test_enospc_at_the_commit_is_one_line_and_a_rerun_completes(mini_index, monkeypatch):
+    import assistant.index as index_mod
+
+    real = index_mod.Index.write_manifest
+
+    def full(self, manifest):
+        raise OSError(errno.ENOSPC, "No space left on device", str(self.manifest_path))
+
+    monkeypatch.setattr(index_mod.Index, "write_manifest", full)
+    res = run("ingest", FIXTURES / "mini_zh.txt", "--index-dir", mini_index)
+    assert res.exit_code == 4 and has(error_line(res), "is full")
+    monkeypatch.setattr(index_mod.Index, "write_manifest", real)
+    res = run("search", "reasoning", "--index-dir", mini_index)
+    assert res.exit_code == 4 and has(error_line(res), f"assistant ingest {FIXTURES / 'mini_zh.txt'}")
+    assert run("ingest", FIXTURES / "mini_zh.txt", "--index-dir", mini_index).exit_code == 0
+    assert stored(mini_index) == 9 and top_hit(mini_index)[0] == "mini#2"
+
+
+def test_concurrent_readers_rebuilding_bm25_do_not_collide(mini_index):
+    shutil.rmtree(mini_index / "bm25")
+    indexes = [Index(Settings(index_dir=mini_index)) for _ in range(6)]
+    start, errors = threading.Barrier(len(indexes)), []
+
+    def rebuild(index):
+        start.wait()
+        try:
+            for _ in range(3):
+                index.rebuild_bm25()
+        except Exception as exc:  # noqa: BLE001 - any failure is the collision this test is about
+            errors.append(exc)
+
+    threads = [threading.Thread(target=rebuild, args=(i,)) for i in indexes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert not [p.name for p in mini_index.iterdir() if ".tmp" in p.name or ".old" in p.name]
+    assert top_hit(mini_index)[0] == "mini#2" and run("doctor", "--index-dir", mini_index).exit_code == 0
+
+
+def test_a_damaged_sentence_cache_row_is_recomputed(mini_index):
+    import sqlite3
+
+    from assistant.index import SENTENCE_CACHE
+
+    idx = Index(Settings(index_dir=mini_index))
+    paper = next(iter(idx.all_papers().values()))
+    sentences, vecs = idx.sentence_vectors(paper.id, paper.abstract)
+    with sqlite3.connect(mini_index / SENTENCE_CACHE) as db:
+        db.execute("UPDATE sentences SET vecs = substr(vecs, 1, 10)")  # a truncated row
+    again = Index(Settings(index_dir=mini_index)).sentence_vectors(paper.id, paper.abstract)
+    assert again[0] == sentences and np.allclose(again[1], vecs, atol=1e-6)
