@@ -466,7 +466,8 @@ def papers(
     items = list_papers(_settings(index_dir), progress=_first_run_progress())
     if as_json:
         _print_json([{"paper_id": p.id, "title": p.title, "source": p.source, "position": p.position,
-                      "title_derived": p.title_derived, "url": p.url, "authors": list(p.authors)} for p in items])
+                      "title_derived": p.title_derived, "display_title": p.display_title, "url": p.url,
+                      "authors": list(p.authors)} for p in items])
         return
     from rich.table import Table
 
@@ -474,7 +475,7 @@ def papers(
     table.add_column("paper", style="green", no_wrap=True)
     table.add_column("title", ratio=1)
     for p in items:
-        table.add_row(escape(p.id, one_line=True), shown(p.title, one_line=True))
+        table.add_row(escape(p.id, one_line=True), shown(p.display_title, one_line=True))
     out.print(table)
     out.print(f"{len(items)} papers")
 
@@ -491,11 +492,12 @@ def show(
 
     p = get_paper(paper_id, _settings(index_dir), progress=_first_run_progress())
     if as_json:
-        _print_json({"paper_id": p.id, "title": p.title, "title_derived": p.title_derived, "abstract": p.abstract,
+        _print_json({"paper_id": p.id, "title": p.title, "title_derived": p.title_derived,
+                     "display_title": p.display_title, "abstract": p.abstract,
                      "source": p.source, "position": p.position, "authors": list(p.authors), "url": p.url,
                      "urls": list(p.urls), "date": p.date, "keywords": list(p.keywords)})
         return
-    out.print(f"[bold]{shown(p.title, one_line=True)}[/]"
+    out.print(f"[bold]{shown(p.display_title, one_line=True)}[/]"
               + (" [dim](title derived from the abstract)[/]" if p.title_derived else ""))
     out.print(f"[green]{escape(p.id, one_line=True)}[/]  [dim]{escape(p.source, one_line=True)} #{p.position}[/]")
     if p.authors:
