@@ -88,6 +88,14 @@ out = _LazyConsole(highlight=False, soft_wrap=False)
 # soft_wrap: an error or report line is one line however narrow the terminal (or 80 columns when piped)
 err = _LazyConsole(stderr=True, highlight=False, soft_wrap=True)
 
+IndexDir = Annotated[Optional[Path], typer.Option("--index-dir", help="Index directory [env: ASSISTANT_INDEX_DIR]",
+                                                  show_default=False)]
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+# Options given before the command, set afresh by the callback on every invocation. A module dict rather than
+# ctx.obj: typer vendors its own click, whose get_current_context is private, and reading ctx.obj would mean
+# a ctx parameter on every command.
 _GLOBAL: dict = {}
 
 
@@ -96,18 +104,18 @@ def _global_options(
     chroma_url: Annotated[Optional[str], typer.Option("--chroma-url", help="Use a Chroma server, e.g. "
                                                       "http://127.0.0.1:8000 [env: ASSISTANT_CHROMA_URL]",
                                                       show_default=False)] = None,
+    index_dir: IndexDir = None,
 ):
-    _GLOBAL["chroma_url"] = chroma_url
-
-
-IndexDir = Annotated[Optional[Path], typer.Option("--index-dir", help="Index directory [env: ASSISTANT_INDEX_DIR]",
-                                                  show_default=False)]
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+    # so `assistant --index-dir X ask ...` works as `assistant ask ... --index-dir X` does
+    _GLOBAL.clear()
+    _GLOBAL.update(chroma_url=chroma_url, index_dir=index_dir)
 
 
 def _settings(index_dir: Path | None = None, **overrides):
+    """Settings from the environment and the options: a command's own --index-dir wins over the global one."""
     from .config import Settings
 
+    index_dir = index_dir if index_dir is not None else _GLOBAL.get("index_dir")
     return Settings.from_env(index_dir=index_dir, chroma_url=_GLOBAL.get("chroma_url"), **overrides)
 
 
@@ -478,7 +486,8 @@ def papers(
     items = list_papers(_settings(index_dir), progress=_first_run_progress())
     if as_json:
         _print_json([{"paper_id": p.id, "title": p.title, "source": p.source, "position": p.position,
-                      "title_derived": p.title_derived, "url": p.url, "authors": list(p.authors)} for p in items])
+                      "title_derived": p.title_derived, "display_title": p.display_title, "url": p.url,
+                      "authors": list(p.authors)} for p in items])
         return
     from rich.table import Table
 
@@ -486,7 +495,7 @@ def papers(
     table.add_column("paper", style="green", no_wrap=True)
     table.add_column("title", ratio=1)
     for p in items:
-        table.add_row(escape(p.id, one_line=True), shown(p.title, one_line=True))
+        table.add_row(escape(p.id, one_line=True), shown(p.display_title, one_line=True))
     out.print(table)
     out.print(f"{len(items)} papers")
 
@@ -503,11 +512,12 @@ def show(
 
     p = get_paper(paper_id, _settings(index_dir), progress=_first_run_progress())
     if as_json:
-        _print_json({"paper_id": p.id, "title": p.title, "title_derived": p.title_derived, "abstract": p.abstract,
+        _print_json({"paper_id": p.id, "title": p.title, "title_derived": p.title_derived,
+                     "display_title": p.display_title, "abstract": p.abstract,
                      "source": p.source, "position": p.position, "authors": list(p.authors), "url": p.url,
                      "urls": list(p.urls), "date": p.date, "keywords": list(p.keywords)})
         return
-    out.print(f"[bold]{shown(p.title, one_line=True)}[/]"
+    out.print(f"[bold]{shown(p.display_title, one_line=True)}[/]"
               + (" [dim](title derived from the abstract)[/]" if p.title_derived else ""))
     out.print(f"[green]{escape(p.id, one_line=True)}[/]  [dim]{escape(p.source, one_line=True)} #{p.position}[/]")
     if p.authors:
@@ -669,7 +679,7 @@ def eval_cmd(
     emit = (lambda row: _print_json(row, indent=None)) if as_json else None
     if beir is not None:
         settings = _settings(index_dir)
-        if index_dir is None and not os.environ.get("ASSISTANT_INDEX_DIR"):
+        if index_dir is None and _GLOBAL.get("index_dir") is None and not os.environ.get("ASSISTANT_INDEX_DIR"):
             settings = _settings(Path("index_store") / "beir" / beir.resolve().name)
         bar, asking = _BuildProgress(f"Indexing {beir.name}"), _eval_progress(beir.name)
         try:

@@ -58,6 +58,11 @@ class Paper:
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
+    def display_title(self) -> str:
+        """The title to show and export: a derived one made readable (:func:`readable_title`), a real one as is."""
+        return readable_title(self.abstract) if self.title_derived else self.title
+
+    @property
     def content_hash(self) -> str:
         """Hash of what is embedded: a changed title or abstract means new chunks."""
         return hashlib.sha256(f"{self.title}\n{self.abstract}".encode()).hexdigest()[:16]
@@ -156,6 +161,9 @@ _NAMED = re.compile(
 _CALLED = re.compile(r"\b(?:called|named|dubbed|termed)\s+[*_`\\{]*(?:\\(?:emph|textbf|textsc)\{)?(" + _WORD + r")")
 _ABBR = re.compile(r"\((?:\*\*)?([A-Z][A-Za-z0-9\-–]*[A-Z0-9][A-Za-z0-9\-–]*)(?:\*\*)?\)")
 _SMALL = {"of", "for", "and", "in", "with", "to", "the", "via", "on", "a", "an", "by", "from"}
+#: Capitalised words that open a sentence's object without naming anything.
+_NOT_NAMES = {"a", "an", "the", "this", "these", "our", "we", "in", "it", "to", "first", "novel", "new", "two",
+              "three", "several", "both", "each", "such", "here", "there", "they", "its", "their"}
 
 
 def _distinctive(name: str) -> bool:
@@ -211,8 +219,118 @@ def _expansion(before: str, abbr: str) -> str | None:
     return None
 
 
+#: Where a noun phrase ends: a relative clause, an apposition, a participle, a new clause.
+_PHRASE_END = re.compile(r"\s+(?:that|which|where|whereby|wherein|who|whose|while|whereas|but|thereby|so that|"
+                         r"designed|trained|built|grounded|tailored|centered|spanning|consisting|comprising|allowing|"
+                         r"enabling|using|leading)\b"
+                         r"|\s+and\s+(?:show|shows|demonstrate|find|prove|evaluate|use|apply|analy[sz]e|release|"
+                         r"provide|establish|study|investigate|introduce|propose|present)\b"
+                         r"|\s*[,;:]|\s+[-–—]+\s|---|\s+\[|\s*—")
+#: A word that may open a list of modifiers ("fine-grained, identity-preserving ...").
+_LIST_WORD = re.compile(r"^[a-z]+(?:-[a-z]+)+$|^[a-z]+(?:ed|al|ive|ing|ic|ous|ent|able|ful)$")
+_PREPOSITIONS = {"of", "for", "in", "with", "via", "on", "by", "from"}
+#: Words that open a subordinate clause, not the sentence's subject ("While X has ..., Y ...").
+_SUBORDINATE = {"while", "although", "though", "despite", "under", "as", "since", "when", "with", "in", "given",
+                "because", "whereas", "unlike", "beyond", "for", "to", "after", "before", "through", "by", "if"}
+#: Verbs that end the subject of an abstract's first sentence ("Sequence modeling | is dominated by ...").
+_VERB = re.compile(r"\s(?:is|are|was|were|has|have|had|can|could|may|remains?|aims?|seeks?|offers?|achieves?|"
+                   r"exhibits?|leverages?|requires?|lacks?|measures?|faces?|struggles?|suffers?|relies|rely|enables?|"
+                   r"shows?|demonstrates?|excels?|plays?|learns?|provides?|poses?|yields?|allows?|depends?|"
+                   r"involves?|typically|often|increasingly|usually)\b")
+#: Words a title may not end on: the phrase would read as cut.
+_DANGLING = _SMALL | {"and", "or", "as", "at", "that", "which", "is", "are", "such", "its", "their", "both",
+                      "between", "into", "over", "under", "without", "across", "using", "toward", "towards"}
+
+
+def _phrase(text: str, limit: int = MAX_TITLE) -> str:
+    """``text`` up to where its first noun phrase ends, shortened by whole trailing prepositional phrases
+    until it fits ``limit``; never ends on a preposition, article or conjunction. Empty when nothing fits."""
+    text = normalise_space(text)[: 3 * limit]  # a phrase longer than that is cut anyway; each step below is O(n)
+    m = _PHRASE_END.search(text)
+    words = (text[: m.start()] if m else text).rstrip(" .").split()
+
+    def last_preposition():
+        return max((i for i, w in enumerate(words[:-1]) if i > 1 and w.lower() in _PREPOSITIONS), default=None)
+
+    # before a comma the words may be the first of a list ("for fine-grained, identity-preserving ..."):
+    # the prepositional phrase they end is dropped whole
+    if m and m.group().strip() == "," and last_preposition() and _LIST_WORD.search(words[-1]):
+        words = words[: last_preposition()]
+    while words and (len(" ".join(words)) > limit or words[-1].lower() in _DANGLING):
+        cut = last_preposition()
+        words = words[:cut] if cut and len(" ".join(words)) > limit else words[:-1]
+        while words and words[-1].lower() in _DANGLING:
+            words = words[:-1]
+    return " ".join(words)
+
+
+def _named(name: str, desc: str | None) -> str:
+    """``Name: a description`` cut to a whole phrase, or the name alone."""
+    desc = _phrase(desc or "", MAX_TITLE - len(name) - 2) if desc else ""
+    return f"{name}: {desc}" if len(desc.split()) >= 2 else _cut(name)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def readable_title(abstract: str) -> str:
+    """The title an untitled abstract is shown and exported with.
+
+    The name the abstract introduces, with what it is (``Mixture-of-Thought (MoT)``, ``Qronos: a new
+    post-training quantization algorithm``), else the noun phrase of what it proposes (``A multi-stage pipeline
+    for scalable data filtering``), else the subject of its first sentence (``Combining diverse foundation
+    models``), else that sentence's first clause: never a sentence cut mid-phrase.
+    """
+    text = normalise_space(readable(abstract))
+    fallback = ""
+    for intro in _INTRO_RE.finditer(text):
+        rest = text[intro.end():]
+        sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z])", rest, maxsplit=1)[0]
+        m = _ABBR.search(sentence[:200])
+        if m:
+            long_name = _expansion(sentence[: m.start()], m.group(1))
+            # the introduced thing itself: starts the sentence's object, or is a capitalised name near it
+            at = sentence.find(long_name) if long_name else -1
+            if long_name and (at <= 5 or (at <= 40 and long_name[0].isupper())):
+                return _cut(f"{long_name} ({m.group(1)})")
+        m = _NAMED.search(sentence)
+        if m:
+            name = _clean_name(m.group(1))
+            # "We introduce Qronos---a new ...": a capitalised word right after the verb, then what it is,
+            # is a name even when it is not written like one
+            if _distinctive(name) or (m.group(2) and m.start(1) <= 2 and len(name.split()) == 1
+                                      and name.lower() not in _NOT_NAMES):
+                return _named(name, m.group(2))
+        if not fallback and re.match(r"\s*(?:a|an|the|two|three|new|novel)\b", sentence, re.I):
+            phrase = _phrase(_clean_name(sentence))
+            if len(phrase.split()) >= 4:  # "a novel approach" says nothing a title should
+                fallback = _capital(phrase)
+    m = _CALLED.search(text)
+    if m and _distinctive(_clean_name(m.group(1))):
+        return _cut(_clean_name(m.group(1)))
+    if fallback:
+        return fallback
+    first = _clean_name(re.split(r"(?<=[.!?])\s+(?=[A-Z\\(])", text, maxsplit=1)[0])
+    we = re.match(r"(?:we|this paper|this work)\s+[a-z]+\s+(?=(?:the|a|an)\s)", first, re.I)
+    if we and len(_phrase(first[we.end():]).split()) >= 3:  # "We uncover the hidden lattice geometry of ..."
+        return _capital(_phrase(first[we.end():]))
+    clauses = [first]
+    if first.split(" ", 1)[0].lower() in _SUBORDINATE and "," in first:  # "While X has ..., its Y ...": X, else Y
+        clauses = [first.split(" ", 1)[1], first.split(",", 1)[1].strip()]
+    for clause in clauses:
+        verb = _VERB.search(clause)
+        subject = clause[: verb.start()] if verb else ""
+        if 2 <= len(subject.split()) <= 12 and "," not in subject and "—" not in subject:
+            return _capital(_phrase(subject) or subject)
+    return _capital(_phrase(first)) or _cut(first) or "(untitled)"
+
+
 def derive_title(abstract: str) -> str:
-    """A readable title for an untitled abstract.
+    """The title an untitled abstract is stored, searched and matched with (``Paper.title``).
+
+    Kept as it was: the gate, name matching and follow-up queries read ``Paper.title``, so changing it would
+    change answers (a shorter title moved 3 terse queries); people see :func:`readable_title` instead.
 
     The named method/model/benchmark the abstract introduces (``Mixture-of-Thought (MoT)``,
     ``OpenAgentSafety: a comprehensive and modular framework ...``), else its first sentence cut at ~90 chars.

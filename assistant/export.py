@@ -53,6 +53,41 @@ def paper_year(paper: Paper) -> str | None:
     return None
 
 
+#: What makes a short line a venue rather than any heading: a year, an acronym or CamelCase name (ICLR,
+#: NeurIPS, arXiv), or a word venues are named with.
+_VENUE_SIGN = re.compile(r"\b(?:19|20)\d{2}\b|[A-Z]{2,}|[a-z][A-Z]|\b(?:Proceedings|Conference|Workshop|Journal|"
+                         r"Transactions|Symposium|Letters|Review)\b")
+
+
+def _latin(ch: str) -> bool:
+    import unicodedata
+
+    return ch.isascii() or "LATIN" in unicodedata.name(ch, "")
+
+
+def venue(header: str) -> str | None:
+    """A text file's header line as a venue (BibTeX ``howpublished``), only when it reads as one: a short
+    Latin-script name, no sentence (``ICLR 2026 Papers``). A header in another script keeps its Latin-script
+    start when that names a venue and a year (``ICLR 2026 论文列表`` -> ``ICLR 2026``); anything else: None."""
+    header = " ".join(str(header).split())
+
+    def reads_as_venue(text: str) -> bool:
+        words = text.split()
+        return (0 < len(words) <= 12 and len(text) <= 100 and all(_latin(c) for c in text)
+                and not re.search(r"[.!?;:]$|[.!?]\s", text) and bool(re.match(r"[A-Z]|[a-z]+[A-Z]", words[0]))
+                and sum(1 for w in words if w[:1].islower()) <= len(words) // 2
+                and bool(_VENUE_SIGN.search(text)))
+
+    if reads_as_venue(header):
+        return header
+    start = re.match(r"[A-Za-z0-9 .\-&']+", header)
+    start = start.group().strip() if start else ""
+    if start and re.search(r"\b(?:19|20)\d{2}\b", start) and re.search(r"[A-Z]{2,}|[a-z][A-Z]", start) \
+            and reads_as_venue(start):
+        return start
+    return None
+
+
 def to_bibtex(papers: list[Paper]) -> str:
     entries = []
     seen = set()
@@ -61,16 +96,16 @@ def to_bibtex(papers: list[Paper]) -> str:
             continue
         seen.add(p.id)
         year = paper_year(p)
-        fields = [("title", "{" + _bib_escape(p.title.rstrip("…")) + "}")]
+        fields = [("title", "{" + _bib_escape(p.display_title) + "}")]
         if p.authors:
             fields.append(("author", _bib_escape(" and ".join(p.authors))))
         if year:
             fields.append(("year", year))
         if p.url:
             fields.append(("url", p.url))
-        venue = p.extra.get("collection")
-        if venue:
-            fields.append(("howpublished", _bib_escape(str(venue))))
+        where = venue(p.extra.get("collection") or "")
+        if where:
+            fields.append(("howpublished", _bib_escape(where)))
         note = f"assistant id {p.id}"
         if p.title_derived:
             note += "; title derived from the abstract (the source lists no title)"

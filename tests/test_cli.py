@@ -95,6 +95,22 @@ def test_an_index_dir_that_is_a_file_is_one_line_and_nonzero(tmp_path):
     assert "Traceback" not in res.output and a_file.read_text() == "a,b\n1,2\n"
 
 
+def test_index_dir_works_before_the_command_and_after_it(mini_index, tmp_path):
+    """`assistant --index-dir DIR papers` as `assistant papers --index-dir DIR`; the command's own option wins."""
+    before = json.loads(run("--index-dir", str(mini_index), "papers", "--json").stdout)
+    after = json.loads(run("papers", "--json", "--index-dir", str(mini_index)).stdout)
+    assert len(before) == 6 and before == after
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not an index")
+    both = run("--index-dir", str(a_file), "papers", "--json", "--index-dir", str(mini_index))
+    assert both.exit_code == 0 and json.loads(both.stdout) == before
+    res = run("--index-dir", str(a_file), "papers")  # the global one alone is the one used
+    assert res.exit_code == 2 and "is a file" in "".join(res.stderr.split("\n"))
+    fresh = tmp_path / "fresh"
+    res = run("--index-dir", str(fresh), "ingest", str(FIXTURES / "mini.txt"), "--json")
+    assert res.exit_code == 0 and (fresh / "manifest.json").exists()
+
+
 def test_ingest_missing_path_fails_cleanly(tmp_path):
     res = run("ingest", str(tmp_path / "missing.txt"), "--index-dir", str(tmp_path / "idx"))
     assert res.exit_code == 3 and "no such file" in res.stderr and "Traceback" not in res.output

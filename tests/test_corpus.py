@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.corpus import derive_title, load_papers, parse_file, readable
+from assistant.corpus import derive_title, load_papers, parse_file, readable, readable_title
 from assistant.errors import InputError
 
 from .conftest import FIXTURES
@@ -51,6 +51,50 @@ def test_derived_title_falls_back_to_first_sentence_cut_near_90_chars():
     assert title.startswith("Neural operators excel at learning mappings")
     assert len(title) <= 91 and title.endswith("…")
     assert derive_title("Short first sentence here. Then more.") == "Short first sentence here."
+
+
+def test_readable_title_falls_back_to_a_noun_phrase_never_a_sentence_cut_mid_phrase():
+    abstract = ("Neural operators excel at learning mappings between function spaces, serving as efficient "
+                "surrogates for numerical solvers of partial differential equations. More text follows here.")
+    assert readable_title(abstract) == "Neural operators"
+    # the sentence of the issue: its subject, not its first 90 characters
+    assert readable_title("Combining diverse foundation models is promising, but weight-merging is limited by "
+                        "mismatched architectures and closed APIs. We do something else.") \
+        == "Combining diverse foundation models"
+    # what the abstract proposes, as a noun phrase cut where a clause starts
+    assert readable_title("Open-weight AI systems offer unique benefits, including enhanced transparency. We introduce "
+                        "a multi-stage pipeline for scalable data filtering and show that it works.") \
+        == "A multi-stage pipeline for scalable data filtering"
+    assert readable_title("We uncover the hidden lattice geometry of large language models: a symbolic backbone.") \
+        == "The hidden lattice geometry of large language models"
+    assert readable_title("While in-context learning (ICL) has achieved remarkable success, its theory lags.") \
+        == "In-context learning (ICL)"
+
+
+@pytest.mark.parametrize("abstract,title", [
+    ("Quantization is hard. We introduce Qronos---a new post-training quantization algorithm that not only "
+     "corrects errors but also diffuses them.", "Qronos: a new post-training quantization algorithm"),
+    ("Pruning helps. To this end, we propose N\\\"uwa, a two-stage token pruning framework that enables "
+     "efficient feature aggregation.", "Nüwa: a two-stage token pruning framework"),
+    ("We present TopoFormer, a lightweight and scalable framework for graph representation learning that "
+     "encodes topology.", "TopoFormer: a lightweight and scalable framework for graph representation learning"),
+])
+def test_readable_title_starts_with_the_name_the_abstract_introduces(abstract, title):
+    assert readable_title(abstract) == title
+
+
+def test_no_bundled_title_reads_as_a_sentence_cut_mid_phrase():
+    """Every derived title of the bundled corpus is shown as a whole phrase: no ellipsis, no dangling last word;
+    the stored one (what retrieval reads) is unchanged."""
+    dangling = {"of", "for", "and", "in", "with", "to", "the", "via", "on", "a", "an", "by", "from", "that", "or"}
+    papers = load_papers()[0]
+    for p in papers:
+        shown = p.display_title
+        assert not shown.endswith("…") and shown.split()[-1].lower() not in dangling, (p.id, shown)
+        assert p.title_derived or shown == p.title
+    titles = {p.id: p.display_title for p in papers}
+    assert titles["001_920fbba894271a85#8"] == "Qronos: a new post-training quantization algorithm"
+    assert titles["003_22ceaf1a0eb8de0c#10"] == "Combining diverse foundation models"
 
 
 def test_every_bundled_title_is_short_and_nonempty():
