@@ -129,12 +129,7 @@ _FILLER = {"tell", "me", "more", "about", "what", "how", "doe", "do", "is", "are
            "differ", "contrast", "versu", "vs", "show", "give", "to"}
 
 
-#: Stemmed words a question can ask of any paper ("the core idea", "the main limitation", "the key result").
-_ABOUT_ANY_PAPER = {"core", "idea", "main", "key", "central", "contribut", "limit", "result", "insight", "takeaway",
-                    "novelti", "novel", "differ", "benefit", "advantag", "behind", "overal", "gist", "point", "goal",
-                    "motiv", "problem", "solv", "finding", "find", "conclus"}
-
-#: Of those, the ones that ask what the papers are: "compare [1] and [2]", "describe the second one".
+#: Stemmed words that ask what the papers are: "compare [1] and [2]", "describe the second one".
 _GIST = {"compar", "explain", "describ", "summar", "summari", "tell", "differ", "contrast", "versu", "vs"}
 
 
@@ -203,20 +198,19 @@ class Conversation:
         if not numbers and not positions:
             # "tell me more" after an answer about one paper (it led the citations): that paper; after an area
             # question's list it is not clear which, so it is asked as a follow-up
-            from .answer import is_survey
-
             first = [(c.paper_id, c.title) for c in sorted(prev.citations, key=lambda c: c.n)[:1]] or \
                 [(h.paper_id, h.title) for h in prev.sources[:1] if prev.answerable]  # an LLM that cited none
-            return first if first and _MORE.search(question) and not is_survey(self.last.question) else []
+            return first if first and _MORE.search(question) and prev.intent != "area" else []
         cited = sorted(prev.citations, key=lambda c: c.n)
-        shown = [(c.paper_id, c.title) for c in cited] or [(h.paper_id, h.title) for h in prev.sources]
+        listed_hits = prev.sources or prev.related  # a refusal lists the nearest papers: "paper 1" is the first
+        shown = [(c.paper_id, c.title) for c in cited] or [(h.paper_id, h.title) for h in listed_hits]
         listed = ", ".join(f"[{c.n}]" for c in cited) or "nothing"
         out: list[tuple[str, str]] = []
         for n in numbers:
-            if not 1 <= n <= len(prev.sources):
+            if not 1 <= n <= len(listed_hits):
                 raise InputError(f"the last answer has no source [{n}] (it cited {listed}); "
                                  "use /sources to list them")
-            out.append((prev.sources[n - 1].paper_id, prev.sources[n - 1].title))
+            out.append((listed_hits[n - 1].paper_id, listed_hits[n - 1].title))
         for pos in positions:
             if not shown or pos > len(shown):
                 raise InputError(f"the last answer cited {len(shown)} source(s) ({listed}), so there is no "
@@ -244,8 +238,9 @@ class Conversation:
         there a paper on X?"), or names one by a word only that paper has ("How does MergOPT work?")."""
         if _NEW_TOPIC.search(question) or _OWN_PAPER.search(question) and not _ALSO.search(question):
             return True
-        return not _ANAPHORA.search(question) and \
-            self.retriever.named_paper(question) is not None
+        from .names import named_papers
+
+        return not _ANAPHORA.search(question) and bool(named_papers(self.retriever.index, question))
 
     def standalone(self, question: str) -> str:
         """The query used for retrieval: the question itself, or a rewrite that resolves references."""
@@ -289,14 +284,11 @@ class Conversation:
     def _continues(self, question: str) -> bool:
         """A question with no "it" that the corpus cannot answer on its own but whose words the previous top
         paper holds is about that paper ("How does the gain compare to the oracle upper bound?")."""
-        from .answer import SURVEY_TOPIC_COVERAGE, _terms, said_words, topic_coverage
-
         top = (self._talked_about() or (None,))[0]
         if top is None or self._answerable(question):
             return False
         # "what's the core idea behind the alignment?": what any paper has ("core idea") says nothing of which
-        said = " ".join(w for w in said_words(question).split() if not _terms(w) <= _ABOUT_ANY_PAPER)
-        return bool(_terms(said)) and topic_coverage(self.retriever, said, [top]) >= SURVEY_TOPIC_COVERAGE
+        return _holds(self.retriever, top, question, min_share=CONTINUES_SHARE)
 
     def _changes_topic(self, question: str, top: str | None) -> bool:
         """A short follow-up with no "it" ("what about diffusion models?") that is answerable on its own
@@ -390,68 +382,80 @@ class Conversation:
         answer.question = question
         return answer
 
+    def _closest_sentences(self, asked: str, paper_ids: list[str]) -> dict[str, float]:
+        """Each paper's best sentence relevance to what is asked (within the filter, if any)."""
+        from .decide import topical
+        from .evidence import relevance
+
+        papers = self.retriever.index.all_papers()
+        qvec = self.retriever.embed_query(asked)
+        weights = self.retriever.index.term_weights()
+        out: dict[str, float] = {}
+        for pid in paper_ids:
+            p = papers.get(pid)
+            if p is not None and (self.retriever.allowed is None or pid in self.retriever.allowed):
+                sents, vecs = self.retriever.index.sentence_vectors(pid, p.abstract)
+                out[pid] = float(relevance(sents, vecs, qvec, topical(asked), weights).max()) if len(sents) else 0.0
+        return out
+
     def _ask_among(self, question: str, among: list[tuple[str, str]],
                    on_token: Callable[[str], None] | None) -> Answer | None:
-        """Answer a choice among the previous answer's papers from those papers, ranked by what is asked
-        ("which of them handles fairness?" -> "which paper handles fairness?"); the gate still applies,
-        and a refusal says that none of them, not that no paper in the corpus, addresses it. None when the
-        user describes one ("the one on vision token pruning") that none of them is: asked of the corpus."""
-        from .answer import SURVEY_TOPIC_COVERAGE, _terms, said_words, topic_coverage
-
-        asked = _SELECTION.sub("which paper", _THE_ONE.sub(r"which \1paper", question))
-        if not _terms(asked) - _FILLER - {"which", "paper"}:  # "which one?": of what the last question asked
-            asked = self.last.question
-        saved = self.retriever.allowed
-        ids = {pid for pid, _ in among}
-        self.retriever.allowed = ids if saved is None else ids & saved
-        try:
-            found = self.retriever.search(asked, k=len(among))
-            # Among papers the user already has, a word asked about that only one of them has decides as well
-            # as the cosine: "which of them handles fairness?" is RESFL's "fairness-aware aggregation"
-            # (cosine 0.31, under the gate); "do any of them use reinforcement learning?" none of them.
-            top = found.hits[0].paper_id if found.hits else None
-            pinned = [top] if top and not found.answerable and _singles_out(
-                self.retriever, found.query, top, [pid for pid, _ in among if pid != top]) else None
-            said = said_words(asked)
-
-            def holds(pid: str) -> bool:  # the paper has what is asked about
-                return topic_coverage(self.retriever, said, [pid]) >= SURVEY_TOPIC_COVERAGE
-
-            if _THE_ONE.search(question) and top and not found.answerable and not holds(top):
+        """Answer a choice among the previous answer's papers from those papers, chosen by meaning: each paper's
+        sentence closest to what is asked ("which of them proposes a defense?": ASIDE's "we propose ... to defend",
+        not an attack paper that mentions defenses in passing). The paper whose best sentence stands out by
+        AMONG_MARGIN is the answer; papers within it answer together; none close enough (AMONG_MIN_COSINE): "none
+        of them". None when the user describes one ("the one on vision token pruning") that none of them is:
+        asked of the corpus."""
+        asked = self.retriever.mend(_SELECTION.sub("", _THE_ONE.sub(r"\1", question)).strip(" ,?")) \
+            or self.last.question
+        best = self._closest_sentences(asked, [pid for pid, _ in among])
+        if not best:
+            return None
+        top = max(best.values())
+        if top < AMONG_MIN_COSINE:
+            if _THE_ONE.search(question):
                 return None  # "the one on X": none of them is; the corpus may have it
-            if not found.answerable and not pinned:
-                # no one of them stands out, but some hold what is asked ("the multimodal one" of two): those,
-                # not "none of them"
-                pinned = [h.paper_id for h in found.hits if holds(h.paper_id)][:3] or None
-            told = f"{question} (The user means the papers below, from the previous answer.)" \
-                if self.settings.llm_enabled else asked
+            answer = Answer(question=question, text=f"None of the {len(among)} papers cited earlier addresses this.",
+                            mode="llm" if self.settings.llm_enabled else "extractive", answerable=False)
+            return answer
+        chosen = [pid for pid, _ in among if best.get(pid, -1.0) >= top - AMONG_MARGIN]
+        chosen.sort(key=lambda pid: -best[pid])
+        told = f"{question} (The user means the papers below, from the previous answer.)" \
+            if self.settings.llm_enabled else asked
+        saved = self.retriever.allowed
+        self.retriever.allowed = set(chosen)
+        try:
             answer = answer_question(self.retriever, told, self.settings, on_token=on_token, retrieval_query=asked,
-                                     k=len(among), pinned=pinned)
+                                     k=len(chosen), pinned=chosen)
         finally:
             self.retriever.allowed = saved
-        if not answer.answerable:
-            answer.text = f"None of the {len(among)} papers cited earlier addresses this."
         answer.question = question
         return answer
 
 
-def _singles_out(retriever: Retriever, question: str, paper_id: str, others: list[str]) -> bool:
-    """Whether the paper has a word of the question that none of the other papers has (a word in more than
-    a fifth of the corpus, such as "use" (38% of the bundled papers), says nothing; "multimodal" (11%) does)."""
-    from .answer import _terms
+#: A choice among earlier papers: none of them is close enough below this best-sentence relevance (as
+#: evidence.pick scores a sentence: cosine + a share for the question's terms); those within AMONG_MARGIN of the
+#: best one answer together.
+AMONG_MIN_COSINE = 0.35
+AMONG_MARGIN = 0.05
+#: A question with no "it" is about the previous top paper when that paper holds this share of its topical terms.
+CONTINUES_SHARE = 0.65
+
+
+def _holds(retriever: Retriever, paper_id: str, question: str, min_share: float) -> bool:
+    """Whether the paper holds ``min_share`` of the question's topical terms (IDF-weighted; terms in a fifth of the
+    papers or more, "core", "idea", "use", say nothing of which paper)."""
+    from .decide import coverage, terms
 
     papers = retriever.index.all_papers()
+    p = papers.get(paper_id)
     common = max(3, len(papers) // 5)
-
-    def words(pid: str) -> set[str]:
-        p = papers.get(pid)
-        return _terms(f"{p.title}\n{p.abstract}") if p else set()
-
-    asked = {t for t in _terms(question) - _FILLER if retriever.index.doc_freq(t) <= common}
-    held = asked & words(paper_id)
-    for pid in others:
-        held -= words(pid)
-    return bool(held)
+    topical = {t for t in terms(question) - _FILLER if retriever.index.doc_freq(t) <= common}
+    if p is None or not topical:
+        return False
+    weights = retriever.index.term_weights()
+    return coverage(weights, topical, terms(f"{p.title}\n{p.abstract}"), max(weights.values(), default=1.0)) \
+        >= min_share
 
 
 def _ordinal_word(pos: int) -> str:

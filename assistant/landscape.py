@@ -158,12 +158,11 @@ def build_map(retriever: Retriever, query: str | None = None, method: str = "tsn
     marks: dict[str, int] = {}
     answerable = None
     if query:
-        from .answer import lacks_area
+        from .answer import retrieve
 
-        retrieval = retriever.search(query, k=max(retriever.settings.top_k, 10))
-        # a map query names an area: one the corpus lacks in words numbers nothing (as `which` lists nothing)
-        answerable = retrieval.answerable and not lacks_area(retriever, retrieval.query,  # typos mended
-                                                             [h.paper_id for h in retrieval.hits])
+        # a map query names an area: one the corpus lacks numbers nothing (as `which` lists nothing)
+        retrieval = retrieve(retriever, query, max(retriever.settings.top_k, 10))
+        answerable = retrieval.answerable
         if answerable and retrieval.hits:
             top = retrieval.hits[0].score
             chosen = [h for h in retrieval.hits if h.score >= RELATIVE_CUT * top and h.dense >= retriever.threshold()]

@@ -46,6 +46,14 @@ class Retrieval:
     query_vector: np.ndarray | None = field(default=None, repr=False)
     #: the query as typed, when a typo in it was mended (``query`` is then the mended text)
     typed: str | None = None
+    #: what the question wants, as decided (answer.retrieve): "paper" (one paper) or "area" (several)
+    intent: str = "paper"
+    #: each hit's calibrated probability of being relevant (answer.retrieve), by paper id
+    relevance: dict[str, float] = field(default_factory=dict)
+    #: papers the question names by a name only they have
+    named: list[str] = field(default_factory=list)
+    #: the answerable model's probability, when it was asked
+    probability: float | None = None
 
 
 def fuse(dense: dict[str, float], bm25: dict[str, float], dense_weight: float,
@@ -117,6 +125,7 @@ class Retriever:
         self.allowed: set[str] | None = None
         self._mended: dict[tuple, str] = {}
         self._probes: dict[tuple, Retrieval] = {}  # mend's search of a query it left as it was
+        self._vectors: dict[str, np.ndarray] = {}
         #: Called (done, total) as papers are re-ranked (ASSISTANT_RERANK): the CLI shows a progress bar.
         self.on_rerank: Callable[[int, int], None] | None = None
 
@@ -144,9 +153,14 @@ class Retriever:
         return len(allowed)
 
     def embed_query(self, text: str) -> np.ndarray:
+        """The query's vector (the last few are kept: deciding and searching embed the same question)."""
         from .embedder import embed_query
 
-        return embed_query(self.index.embedder, text)
+        if text not in self._vectors:
+            if len(self._vectors) > 32:
+                self._vectors.clear()
+            self._vectors[text] = embed_query(self.index.embedder, text)
+        return self._vectors[text]
 
     def dense_all(self, qvec: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray]:
         """Exact best-chunk cosine of every paper: (paper ids, best similarity, every chunk's similarity).

@@ -23,7 +23,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .answer import CONTRIBUTION_RE, Citation, lacks_area, survey_topic
+from .answer import Citation, corpus_lacks
+from .evidence import CONTRIBUTION_RE
 from .config import Settings
 from .retrieve import Retriever, fuse
 
@@ -91,10 +92,8 @@ def strip_leadin(text: str) -> str:
 
 
 def _area(text: str) -> str:
-    """The area alone, for the word check: "papers that tackle X with Y" -> "X with Y" (its framing verb
-    would count as one of the area's words)."""
-    topic = survey_topic(text)
-    return topic if topic != text else strip_leadin(text)
+    """The area alone: "papers that tackle X with Y" -> "tackle X with Y"."""
+    return strip_leadin(text)
 
 
 def _paper_scores(retriever: Retriever, qvec: np.ndarray) -> tuple[list[str], np.ndarray]:
@@ -110,7 +109,7 @@ def best_sentence(retriever: Retriever, query: str, qvec: np.ndarray, paper, pre
     ("we propose ..."), the one matching the query best, scored as an area answer scores sentences;
     any sentence only when none does. Scored without that preference, the opening sentence that
     restates the area won for half the papers."""
-    from .answer import COSINE_SHARE, _terms
+    from .answer import _terms
 
     sentences, vecs = retriever.index.sentence_vectors(paper.id, paper.abstract)
     if not sentences:
@@ -119,8 +118,8 @@ def best_sentence(retriever: Retriever, query: str, qvec: np.ndarray, paper, pre
     if prefer_contribution:
         weights = retriever.index.term_weights()
         total = sum(weights.get(t, 1.0) for t in qterms) or 1.0
-        score = (COSINE_SHARE * (vecs @ qvec)
-                 + (1 - COSINE_SHARE) * np.array([sum(weights.get(t, 1.0) for t in qterms & _terms(s)) / total
+        score = (0.6 * (vecs @ qvec)
+                 + 0.4 * np.array([sum(weights.get(t, 1.0) for t in qterms & _terms(s)) / total
                                                   for s in sentences])
                  + 2.0 * np.array([bool(CONTRIBUTION_RE.search(s)) for s in sentences]))  # the rest is in [-0.6, 1]
     else:
@@ -176,15 +175,12 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
     z_cut = NormalDist().inv_cdf(1 - 1 / max(len(ids), 2))
     outlier = (_robust_z(dense) >= z_cut) | (_robust_z(fused) >= z_cut)
     order = np.argsort(-fused)
-    # the relevance gate, as search applies it: the best cosine among the top 3 fused papers; and the
-    # criterion's words: an area no top paper covers is one the corpus lacks, however close the cosine
-    # ("question answering over hour-long videos" listed 6 video and visual-QA papers)
-    top3 = [ids[i] for i in order[:3]]
     papers = retriever.index.all_papers()
-    # "papers that introduce a benchmark": a kind of paper, found by what its contribution sentence says
-    kind = contribution_matches(criterion, papers)
-    if not kind and (float(dense[order[:3]].max()) < retriever.threshold()
-                     or lacks_area(retriever, _area(criterion), top3)):
+    # "papers that introduce a benchmark": a kind of paper, found by what its contribution sentence says; read
+    # from the criterion without its framing, so "introduce a new benchmark" lists the same papers
+    kind = contribution_matches(query, papers)
+    # a criterion the corpus lacks (the answerable model, as `ask` decides) lists nothing
+    if not kind and corpus_lacks(retriever, query):
         return WhichResult(criterion, [], mode)
     if mode == "llm":
         candidates = [ids[i] for i in order if ids[i] in kind
@@ -206,7 +202,7 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
 #: so in a sentence like "we introduce CLASH, a ... dataset of 345 dilemmas", which no similarity to
 #: "papers that introduce a new benchmark or dataset" finds (it listed 4 of 21).
 _KIND_RE = re.compile(r"^\s*(?:(?:which|what|list|find|show(?:\s+me)?|are\s+there(?:\s+any)?)\s+)?"
-                      r"(?:papers?|works?|studies)\s+(?:(?:that|which)\s+)?(?:introduce|propose|present|release|"
+                      r"(?:(?:papers?|works?|studies)\s+(?:(?:that|which)\s+)?)?(?:introduce|propose|present|release|"
                       r"contribute|construct|build|curate|create|collect)s?\s+(.+?)[\s?.!]*$", re.I)
 _INTRO_RE = re.compile(r"\b(?:we|this paper|this work|our work)\b[^.]{0,60}?\b(?:introduce|propose|present|release|"
                        r"construct|build|curate|create|develop|collect|compile|contribute)[sd]?\b", re.I)
@@ -380,8 +376,7 @@ def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: 
     retrieval = retriever.search(strip_leadin(area), k=8)
     ids = [f.paper_id for f in found.papers]
     # an area no top paper covers in words is one the corpus lacks (see `which`): no nearby papers either
-    nearby = [h.paper_id for h in retrieval.hits]
-    if ids or not lacks_area(retriever, topic, nearby):
+    if ids or not corpus_lacks(retriever, strip_leadin(area)):
         for h in retrieval.hits:
             if h.paper_id not in ids and h.dense >= retriever.threshold() and h.score >= 0.5 * retrieval.hits[0].score:
                 ids.append(h.paper_id)

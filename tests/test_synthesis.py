@@ -73,7 +73,8 @@ def test_summarize_cites_federated_learning_papers_across_themes(bundled_index_d
 def test_summarize_quotes_what_each_paper_contributes_not_the_area_background(bundled_settings):
     """A summary line per paper says what the paper does ("we propose ..."), not an opening sentence
     restating the area ("Diffusion models have emerged as ..."), which matches a short area query best."""
-    from assistant.answer import CONTRIBUTION_RE, split_sentences
+    from assistant.answer import split_sentences
+    from assistant.evidence import CONTRIBUTION_RE
     from assistant.api import retriever
     from assistant.synthesis import summarize
 

@@ -1,0 +1,289 @@
+"""Fit the question path's decisions (assistant/decide.py) on the project's question files and store them, with
+their provenance and leave-one-file-out cross-validated error, in assistant/data/decisions.json.
+
+    python benchmarks/fit_decisions.py [--index-dir DIR] [--signals-cache FILE]
+
+Fitted on: ../shared/eval/dev.jsonl and every question file in benchmarks/data/ (not benchmarks/data/heldout/,
+which is never fitted on), over the bundled 95 papers, and which_labels.jsonl's criteria (as area questions) for
+the intent. Three logistic regressions:
+
+- intent: area (several papers wanted) vs one paper, over the question's MiniLM vector and its length;
+- answerable: does the corpus answer the question, over the retrieval's signals (decide.QUESTION_SIGNALS);
+- relevant: is a retrieved paper a gold one, over its signals (decide.PAPER_SIGNALS), top 5 of answerable questions.
+
+Each threshold is chosen on the out-of-fold probabilities: answerable's minimises the errors a user meets, a false
+refusal and an answered absent topic alike, when ABSENT_SHARE of questions are on absent topics; relevant's keeps
+the share of non-gold papers among those passing at most MAX_NONGOLD. A followup item is fitted by its first turn (the paper is named there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _bundled import bundled_index
+
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parents[1] / "shared"
+OUT = HERE.parent / "assistant" / "data" / "decisions.json"
+ABSENT_SHARE = 0.15
+MAX_NONGOLD = 0.08
+C = {"intent": 0.1, "answerable": 1.0, "relevant": 1.0}
+
+
+def question_files() -> list[Path]:
+    files = [SHARED / "eval" / "dev.jsonl"] if (SHARED / "eval" / "dev.jsonl").exists() else []
+    return files + sorted(p for p in (HERE / "data").glob("*.jsonl") if p.name != "which_labels.jsonl")
+
+
+def items_of(path: Path) -> list[dict]:
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            item = json.loads(line)
+            item["question"] = item.get("question") or item["turns"][0]
+            item["file"] = path.stem
+            out.append(item)
+    return out
+
+
+#: A framing term is in at least FRAMING_MIN_QUESTIONS questions of at least 3 files, and in the gold papers of
+#: fewer than FRAMING_MAX_GOLD of the questions that have it (a topic's word is in its papers).
+FRAMING_MIN_QUESTIONS, FRAMING_MAX_GOLD = 8, 0.5
+
+
+def framing(settings, items: list[dict]) -> list[str]:
+    """Stemmed words questions are framed with, not what they are about (see decide.framing_terms)."""
+    from assistant.decide import terms
+    from assistant.index import Index
+
+    papers = Index(settings).all_papers()
+    seen: dict[str, list[tuple[str, bool]]] = {}
+    for it in items:
+        gold = [papers[g] for g in it.get("gold", []) if g in papers]
+        if not gold:  # an absent topic's words are in no paper: they say nothing of framing
+            continue
+        held = set().union(*(terms(f"{p.title}\n{p.abstract}") for p in gold))
+        for t in terms(it["question"]):
+            seen.setdefault(t, []).append((it["file"], t in held))
+    return sorted(t for t, uses in seen.items() if len(uses) >= FRAMING_MIN_QUESTIONS
+                  and len({f for f, _ in uses}) >= 3 and sum(h for _, h in uses) < FRAMING_MAX_GOLD * len(uses))
+
+
+def collect(settings, items: list[dict], framing_set: frozenset[str]) -> list[dict]:
+    """Each question's retrieval signals (area left for the out-of-fold intent), vector and labels."""
+    from assistant import decide
+    from assistant.api import retriever
+    from assistant.names import named_papers
+
+    found_by = retriever(settings)
+    rows = []
+    for n, item in enumerate(items, 1):
+        q = found_by.mend(item["question"])
+        found = found_by.search(q, k=10)
+        named = named_papers(found_by.index, q)
+        s = decide.signals(found_by, q, found, named=named[0] if named else None, area=0.0, framing=framing_set)
+        rows.append({"file": item["file"], "type": item["type"], "question": item["question"],
+                     "qvec": found.query_vector.tolist(), "n_terms": len(decide.topical(q, framing_set)),
+                     "signals": s.question,
+                     "papers": s.papers, "hits": [h.paper_id for h in found.hits[:5]], "gold": item.get("gold", []),
+                     "named": named, "ceiling": found_by.bm25_ceiling(q),
+                     "pool": [(h.paper_id, h.dense, h.bm25) for h in found.hits]})
+        if n % 100 == 0:
+            print(f"  {n}/{len(items)} questions", file=sys.stderr)
+    return rows
+
+
+def fit(x: np.ndarray, y: np.ndarray, c: float):
+    from sklearn.linear_model import LogisticRegression
+
+    mean, scale = x.mean(0), x.std(0) + 1e-9
+    model = LogisticRegression(C=c, max_iter=2000).fit((x - mean) / scale, y)
+    return mean, scale, model.coef_[0], float(model.intercept_[0])
+
+
+def predict(params, x: np.ndarray) -> np.ndarray:
+    mean, scale, w, b = params
+    return 1 / (1 + np.exp(-(((x - mean) / scale) @ w + b)))
+
+
+def exemplar_rows(index_dir: Path) -> list[dict]:
+    """The package's labelled intent exemplars, embedded."""
+    from assistant import decide
+    from assistant.api import retriever
+    from assistant.config import Settings
+
+    path = HERE.parent / "assistant" / "data" / "intent_exemplars.jsonl"
+    items = [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
+    r = retriever(Settings(index_dir=index_dir, llm="off", rerank="off"))
+    return [{"question": it["question"], "type": "area" if it["intent"] == "area" else "lookup",
+             "file": "intent_exemplars", "qvec": r.embed_query(it["question"]).tolist(),
+             "n_terms": len(decide.topical(it["question"]))} for it in items]
+
+
+#: A word frames the intent model's input when it is in at least this many questions and exemplars.
+VOCAB_MIN = 20
+
+
+def intent_vocab(rows: list[dict]) -> list[str]:
+    import re
+    from collections import Counter
+
+    seen = Counter(w for r in rows for w in set(re.findall(r"[a-z]+", r["question"].lower())))
+    return sorted(w for w, n in seen.items() if n >= VOCAB_MIN)
+
+
+def out_of_fold(x: np.ndarray, y: np.ndarray, groups: list[str], c: float, always: tuple[str, ...] = ()) -> np.ndarray:
+    """Each row's probability from a model fitted on every other file (and the ``always`` groups)."""
+    p = np.zeros(len(y))
+    groups_a = np.array(groups)
+    for g in sorted(set(groups) - set(always)):
+        test = groups_a == g
+        if len(set(y[~test])) < 2:
+            p[test] = y[~test].mean()
+            continue
+        p[test] = predict(fit(x[~test], y[~test], c), x[test])
+    return p
+
+
+def as_dict(params, names, threshold: float, **extra) -> dict:
+    mean, scale, w, b = params
+    return {"features": list(names), "mean": mean.tolist(), "scale": scale.tolist(), "weights": w.tolist(),
+            "bias": b, "threshold": threshold, **extra}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--index-dir", type=Path, default=HERE / ".work" / "iclr95")
+    ap.add_argument("--signals-cache", type=Path, default=HERE / ".work" / "signals.json",
+                    help="reuse the signals collected by an earlier run (delete it after changing decide.signals)")
+    args = ap.parse_args()
+    from assistant import decide
+
+    files = question_files()
+    started = time.time()
+    if args.signals_cache.exists():
+        cached = json.loads(args.signals_cache.read_text())
+        rows, framing_list = cached["rows"], cached["framing"]
+    else:
+        settings = bundled_index(args.index_dir, llm="off", rerank="off")
+        items = [it for f in files for it in items_of(f)]
+        labels = [json.loads(line) for line in (HERE / "data" / "which_labels.jsonl").read_text().splitlines()
+                  if line.strip()]
+        items += [{"question": lb["criterion"], "type": "area", "gold": lb["papers"], "file": "which_labels"}
+                  for lb in labels]
+        framing_list = framing(settings, [it for it in items if it["file"] != "which_labels"])
+        rows = collect(settings, items, frozenset(framing_list))
+        args.signals_cache.parent.mkdir(parents=True, exist_ok=True)
+        args.signals_cache.write_text(json.dumps({"framing": framing_list, "rows": rows}))
+    print(f"framing terms ({len(framing_list)}): {' '.join(framing_list)}")
+    print(f"{len(rows)} questions from {len({r['file'] for r in rows})} files ({time.time() - started:.0f} s)")
+
+    # intent: area vs one paper (absent topics carry no label), on the question files and the package's exemplars
+    lab = [r for r in rows if r["type"] != "none"] + exemplar_rows(args.index_dir)
+    vocab = intent_vocab(lab)
+    xi = np.array([decide.intent_features(r["question"], np.array(r["qvec"]), r["n_terms"], vocab) for r in lab])
+    yi = np.array([r["type"] == "area" for r in lab], dtype=float)
+    groups_i = [r["file"] for r in lab]
+    # exemplars are always fitted on; each question file is held out in turn
+    oof_i = out_of_fold(xi, yi, groups_i, C["intent"], always=("intent_exemplars",))
+    held = np.array([g != "intent_exemplars" for g in groups_i])
+    intent_acc = float(np.mean((oof_i[held] >= 0.5) == yi[held]))
+    intent = fit(xi, yi, C["intent"])
+    # every row's out-of-fold area probability (from the intent model of the other files) feeds answerable
+    groups_all = sorted({r["file"] for r in rows})
+    fold_models = {g: fit(xi[np.array([f != g for f in groups_i])], yi[np.array([f != g for f in groups_i])],
+                          C["intent"]) for g in groups_all}
+    for r in rows:
+        x = decide.intent_features(r["question"], np.array(r["qvec"]), r["n_terms"], vocab)[None]
+        r["signals"]["area"] = float(predict(fold_models[r["file"]], x)[0])
+    print(f"intent: out-of-fold accuracy {intent_acc:.3f} over {int(held.sum())} questions of the files "
+          f"({int(yi[held].sum())} area), {len(vocab)} words")
+
+    # answerable: a question that names a paper is answered from it whatever the signals, and a followup item's
+    # label is about its last turn: neither is fitted here
+    ans = [r for r in rows if r["file"] != "which_labels" and r["type"] != "followup" and not r["named"]]
+    xa = np.array([[r["signals"][n] for n in decide.QUESTION_SIGNALS] for r in ans])
+    ya = np.array([r["type"] != "none" for r in ans], dtype=float)
+    ga = [r["file"] for r in ans]
+    oof_a = out_of_fold(xa, ya, ga, C["answerable"])
+    cands = np.unique(oof_a)
+    # the threshold that costs a user least, counting a false refusal and an answered absent topic alike, with
+    # ABSENT_SHARE of real questions on absent topics (the files hold far more of them than use does)
+    cost = {float(t): (1 - ABSENT_SHARE) * np.mean(oof_a[ya == 1] < t) + ABSENT_SHARE * np.mean(oof_a[ya == 0] >= t)
+            for t in cands}
+    t_a = min(cost, key=cost.get)
+    fr = float(np.mean(oof_a[ya == 1] < t_a))
+    none_acc = float(np.mean(oof_a[ya == 0] < t_a))
+    per_file = {g: {"none_accuracy": round(float(np.mean(oof_a[(np.array(ga) == g) & (ya == 0)] < t_a)), 3)
+                    if ((np.array(ga) == g) & (ya == 0)).any() else None,
+                    "false_refusals": round(float(np.mean(oof_a[(np.array(ga) == g) & (ya == 1)] < t_a)), 3)
+                    if ((np.array(ga) == g) & (ya == 1)).any() else None} for g in sorted(set(ga))}
+    answerable = fit(xa, ya, C["answerable"])
+    print(f"answerable: threshold {t_a:.3f}; out-of-fold none accuracy {none_acc:.3f}, false refusals {fr:.3f} "
+          f"({int((ya == 0).sum())} absent, {int(ya.sum())} answerable)")
+
+    # relevant: top-5 papers of answerable questions with gold
+    pr, yr, gr = [], [], []
+    for r in ans:
+        if r["type"] == "none" or not r["gold"]:
+            continue
+        for pid, p in zip(r["hits"], r["papers"]):
+            pr.append([p[n] for n in decide.PAPER_SIGNALS])
+            yr.append(pid in r["gold"])
+            gr.append(r["file"])
+    xr, yr_ = np.array(pr), np.array(yr, dtype=float)
+    oof_r = out_of_fold(xr, yr_, gr, C["relevant"])
+    cands = np.unique(oof_r)
+    ok = [t for t in cands if (oof_r >= t).any() and np.mean(yr_[oof_r >= t] == 0) <= MAX_NONGOLD]
+    t_r = float(min(ok)) if ok else 0.5
+    kept = oof_r >= t_r
+    nongold = float(np.mean(yr_[kept] == 0))
+    recall = float(np.mean(kept[yr_ == 1]))
+    relevant = fit(xr, yr_, C["relevant"])
+    print(f"relevant: threshold {t_r:.3f}; out-of-fold non-gold share {nongold:.3f}, gold kept {recall:.3f} "
+          f"({len(yr_)} papers)")
+
+    # the area ranking: the cosine's share in an area question's order (the rest: BM25 over its ceiling)
+    from assistant.evaluate import ndcg_at
+
+    areas = [r for r in rows if r["type"] == "area" and r["file"] != "which_labels"]
+    grid = [round(0.5 + 0.05 * i, 2) for i in range(11)]
+    by_w = {w: float(np.mean([ndcg_at([p for p, _, _ in sorted(r["pool"], key=lambda x: -(w * x[1] + (1 - w) * x[2]
+                                                                                         / (r["ceiling"] or 1.0)))],
+                                      set(r["gold"]), 10) for r in areas])) for w in grid}
+    area_w = max(grid, key=lambda w: (round(by_w[w], 3), -abs(w - 0.75)))
+    print(f"area ranking: dense weight {area_w} (nDCG@10 {by_w[area_w]:.3f}; fused 0.5: {by_w[0.5]:.3f}, "
+          f"dense alone: {by_w[1.0]:.3f}; {len(areas)} area questions)")
+
+    provenance = {"fitted_on": [f"{f.parent.name}/{f.name}" for f in files] + ["data/which_labels.jsonl (intent)"],
+                  "corpus": "bundled ICLR 2026 abstracts (95)", "script": "benchmarks/fit_decisions.py",
+                  "date": time.strftime("%Y-%m-%d"), "cross_validation": "leave one file out"}
+    out = {
+        "provenance": provenance,
+        "intent": as_dict(intent, [f"v{i}" for i in range(384)] + ["log_terms"] + [f"w:{w}" for w in vocab], 0.5,
+                          cv={"accuracy": round(intent_acc, 4), "n": int(held.sum())}, vocab=vocab,
+                          exemplars="assistant/data/intent_exemplars.jsonl"),
+        "answerable": as_dict(answerable, decide.QUESTION_SIGNALS, t_a,
+                              cv={"none_accuracy": round(none_acc, 4), "false_refusals": round(fr, 4),
+                                  "n": len(ans), "per_file": per_file}),
+        "framing_terms": {"terms": framing_list, "rule": f"in >= {FRAMING_MIN_QUESTIONS} questions of >= 3 files, "
+                                                         f"in their gold papers for < {FRAMING_MAX_GOLD:.0%} of them"},
+        "area_ranking": {"dense_weight": area_w, "ndcg_by_weight": {str(w): round(v, 4) for w, v in by_w.items()}},
+        "relevant": as_dict(relevant, decide.PAPER_SIGNALS, t_r,
+                            cv={"nongold_share": round(nongold, 4), "gold_kept": round(recall, 4), "n": len(yr_)}),
+    }
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(out, indent=1))
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
