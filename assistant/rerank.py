@@ -71,7 +71,9 @@ class Reranker:
             raise ConfigError("prompts/rerank.txt must end with {question}: the question's tokens are scored last")
         self._head, self._tail = template.rstrip().split("{passage}")
         self._tail = self._tail[: -len("{question}")].rstrip(" ")
-        self._model = SmolLM(path)
+        from .config import cache_dir
+
+        self._model = SmolLM(path, cache_dir())
         self._cache: dict[tuple[str, str], float] = {}
 
     def _pair(self, question: str, passage: str) -> tuple[list[int], list[int]]:
