@@ -294,7 +294,7 @@ class Retriever:
         papers = self.index.all_papers()
         likely: dict[str, float] = {}
         if rerank and confidence >= self.threshold():  # a refused search's order is never read
-            order, likely = self._rerank(query, order, fused, papers)
+            order, likely = self._rerank(query, order, fused, papers, sims)
         order = order[:k]
         best_chunk = {pid: self.best_chunk(pid, sims) for pid in order}
         texts = self.index.chunk_texts(list(best_chunk.values()))
@@ -308,21 +308,32 @@ class Retriever:
         answerable = bool(hits) and (confidence >= self.threshold() or self.names(query, hits[0]))
         return Retrieval(query=query, hits=hits, answerable=answerable, confidence=confidence, query_vector=qvec)
 
-    def _rerank(self, query: str, order: list[str], fused: dict[str, float],
-                papers: dict) -> tuple[list[str], dict[str, float]]:
-        """With ASSISTANT_RERANK, when the top two fused scores are a close call, the top ``rerank_depth``
-        papers re-ordered by fused score + RERANK_WEIGHT x the question's likelihood after each (see rerank.py);
-        returns the order and those likelihoods."""
-        if len(order) < 2 or fused[order[0]] - fused[order[1]] >= self.settings.rerank_margin:
+    def _rerank(self, query: str, order: list[str], fused: dict[str, float], papers: dict,
+                sims: np.ndarray) -> tuple[list[str], dict[str, float]]:
+        """With ASSISTANT_RERANK, in an index of at least ``rerank_min_papers`` papers, when the top two fused
+        scores are a close call, the top ``rerank_depth`` papers re-ordered by fused score + RERANK_WEIGHT x the
+        question's likelihood after each one's title and best chunk (see rerank.py); returns the order and those
+        likelihoods. The best chunk, not the abstract: half the tokens to read (docs/speed.md)."""
+        if len(order) < 2 or fused[order[0]] - fused[order[1]] >= self.settings.rerank_margin \
+                or len(papers) < self.settings.rerank_min_papers:
             return order, {}
         from .rerank import RERANK_WEIGHT, reranker
 
-        top = order[: self.settings.rerank_depth]
-        passages = {pid: f"{papers[pid].title}. {papers[pid].abstract}" if papers[pid].title else papers[pid].abstract
-                    for pid in top if pid in papers}
+        top = [pid for pid in order[: self.settings.rerank_depth] if pid in papers]
+        if self.rerank_passage == "abstract":
+            texts = {pid: papers[pid].abstract for pid in top}
+        else:
+            best = {pid: self.best_chunk(pid, sims) for pid in top}
+            found = self.index.chunk_texts(list(best.values()))
+            texts = {pid: found.get(best[pid]) or papers[pid].abstract for pid in top}
+        passages = {pid: f"{papers[pid].title}. {texts[pid]}" if papers[pid].title else texts[pid] for pid in top}
         likely = reranker(self.settings.rerank).scores(query, passages, self.on_rerank)
         blend = {pid: fused[pid] + RERANK_WEIGHT * likely[pid] for pid in likely}
         return sorted(blend, key=lambda pid: -blend[pid]) + [pid for pid in order if pid not in blend], likely
+
+    #: What the re-ranking model reads of each paper: "chunk" (its best chunk) or "abstract" (as before
+    #: 2026-12-02; benchmarks/cost.py compares them).
+    rerank_passage = "chunk"
 
     def _phrases_first(self, query: str, order: list[str]) -> list[str]:
         """The order with the papers that hold every phrase the query quotes ("can any VLM 'think with images'?")
