@@ -312,8 +312,9 @@ class Retriever:
                 sims: np.ndarray) -> tuple[list[str], dict[str, float]]:
         """With ASSISTANT_RERANK, in an index of at least ``rerank_min_papers`` papers, when the top two fused
         scores are a close call, the top ``rerank_depth`` papers re-ordered by fused score + RERANK_WEIGHT x the
-        question's likelihood after each one's title and best chunk (see rerank.py); returns the order and those
-        likelihoods. The best chunk, not the abstract: half the tokens to read (docs/speed.md)."""
+        question's likelihood after each one's title and abstract (see rerank.py); returns the order and those
+        likelihoods. Under 1,000 papers it bought 2 of 611 questions a better top 5 for ~8 s CPU each
+        (docs/speed.md)."""
         if len(order) < 2 or fused[order[0]] - fused[order[1]] >= self.settings.rerank_margin \
                 or len(papers) < self.settings.rerank_min_papers:
             return order, {}
@@ -331,9 +332,10 @@ class Retriever:
         blend = {pid: fused[pid] + RERANK_WEIGHT * likely[pid] for pid in likely}
         return sorted(blend, key=lambda pid: -blend[pid]) + [pid for pid in order if pid not in blend], likely
 
-    #: What the re-ranking model reads of each paper: "chunk" (its best chunk) or "abstract" (as before
-    #: 2026-12-02; benchmarks/cost.py compares them).
-    rerank_passage = "chunk"
+    #: What the re-ranking model reads of each paper after its title: "abstract", or "chunk" (its best chunk: ~40%
+    #: less CPU per paper, but on the bundled corpus it lifted the look-alike question's paper from 7th to 3rd
+    #: where the abstract lifts it to 1st; not measured among the distractors yet: benchmarks/cost.py --variants).
+    rerank_passage = "abstract"
 
     def _phrases_first(self, query: str, order: list[str]) -> list[str]:
         """The order with the papers that hold every phrase the query quotes ("can any VLM 'think with images'?")
