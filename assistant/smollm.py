@@ -12,6 +12,7 @@ also quantises the activations).
 
 from __future__ import annotations
 
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -220,7 +221,6 @@ def _save_prepared(folder: Path, meta: dict, feed: dict[str, np.ndarray], tokeni
     """Write-then-rename, so a concurrent or interrupted first run never leaves half a cache."""
     import contextlib
     import json
-    import os
     import shutil
 
     tmp = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
@@ -293,20 +293,20 @@ def _session(shape: _Shape, feed: dict[str, np.ndarray], cached: Path | None = N
 
     if cached is not None:
         try:
-            return _new_session(cached.read_bytes(), 1, tuned=False)
+            return _new_session(cached.read_bytes(), max(os.cpu_count() or 1, 1), tuned=False)
         except Exception:  # noqa: BLE001 - missing or damaged: built again below
             pass
     graph = _graph(shape, feed)
     if cached is not None:
         import contextlib
-        import os
 
         tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
         with contextlib.suppress(OSError):
             tmp.write_bytes(graph)
             os.replace(tmp, cached)
-    # one thread: on 2 shared cores two threads took 8.8 s CPU for 8 abstracts where one took 6.3 (docs/speed.md)
-    return _new_session(graph, 1, tuned=False)
+    # every core: with idle threads sleeping (embedder._new_session), two threads cost the CPU one does (1.06 s
+    # per abstract against 1.05 at load 8.8 on 2 cores) in less time; spinning, they cost 1.4x (docs/speed.md)
+    return _new_session(graph, max(os.cpu_count() or 1, 1), tuned=False)
 
 
 def _graph(shape: _Shape, feed: dict[str, np.ndarray]) -> bytes:
