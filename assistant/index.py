@@ -839,7 +839,7 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
                 except Exception:  # already gone
                     pass
         if rebuild:
-            for sub in ("chroma", "bm25", "vectors", "manifest.json"):
+            for sub in ("chroma", "bm25", "vectors", "manifest.json", SNAPSHOT):
                 target = index_dir / sub
                 if target.is_dir():
                     shutil.rmtree(target)

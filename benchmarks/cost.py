@@ -1,6 +1,6 @@
 """What a user pays per command, as whole processes, and what re-ranking buys for its cost, in one run.
 
-    python benchmarks/cost.py [--index-dir DIR] [--distractors-index DIR] [--repeats 3] [--before]
+    python benchmarks/cost.py [--index-dir DIR] [--distractors-index DIR] [--repeats 3] [--ask-repeats 3] [--before]
                               [--variants] [--skip-processes] [--json OUT]
 
 CPU seconds (user + sys of the process, from os.wait4) and peak RSS, because the machine is shared: wall
@@ -8,7 +8,7 @@ time says more about the neighbours than about us. Measured with the README's se
 installed, so ASSISTANT_RERANK=auto means re-ranking on) and no LLM (extractive answers):
 
 - ``processes``: 12 varied ``assistant ask`` questions (short topics among them) with re-ranking auto and
-  off, each a new process, alternating, after a pass that asks each once (a question's first ask embeds its
+  off, each a new process, alternating, --ask-repeats times (each question's median counts), after a pass that asks each once (a question's first ask embeds its
   papers' sentences into the index's sentence cache; reported as "first time asked"); ``papers --json`` and ``show ID`` (medians of --repeats); on the
   bundled 95 papers. One warm-up process first, so first-run caches (the embedder's graph, SmolLM2's
   prepared weights, the index's papers.json) are not counted.
@@ -35,11 +35,12 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from _bundled import bundled_index
-
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parents[1] / "shared"
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))  # this checkout's assistant, in this process as in the ones it starts
+
+from _bundled import bundled_index  # noqa: E402
 
 #: Twelve questions a user might type: short topics, lookups in the papers' words and in other words, an area
 #: question, a comparison, one nothing answers.
@@ -94,7 +95,7 @@ def _stats(rows: list[dict]) -> dict:
             "rss_max_mb": max(r["rss_mb"] for r in rows), "wall_p50": round(_pct([r["wall_s"] for r in rows], 50), 2)}
 
 
-def processes(index_dir: Path, repeats: int) -> dict:
+def processes(index_dir: Path, repeats: int, ask_repeats: int) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSISTANT_", "OPENAI_"))}
     env.update(ASSISTANT_INDEX_DIR=str(index_dir), ORT_DISABLE_TELEMETRY="1", ANONYMIZED_TELEMETRY="False",
                COLUMNS="120")
@@ -110,11 +111,19 @@ def processes(index_dir: Path, repeats: int) -> dict:
         r.pop("out")
         rows["first"].append({"question": question, **r})
     for question in QUESTIONS:  # alternating, so a busy minute on the machine weighs on both alike
-        for name, e in (("auto", env), ("off", off)):
-            r = _run(["ask", question], e)
-            r.pop("out")
-            rows[name].append({"question": question, **r})
-            print(f"  ask [{name}] {question[:50]!r}: {r['cpu_s']:.2f} s CPU, {r['rss_mb']:.0f} MB", file=sys.stderr)
+        runs: dict[str, list[dict]] = {"auto": [], "off": []}
+        for _ in range(ask_repeats):
+            for name, e in (("auto", env), ("off", off)):
+                r = _run(["ask", question], e)
+                r.pop("out")
+                runs[name].append(r)
+        for name, got in runs.items():  # the median of a question's runs: one busy second is not its cost
+            cpu = statistics.median(r["cpu_s"] for r in got)
+            rows[name].append({"question": question, "cpu_s": round(cpu, 3), "rss_mb": max(r["rss_mb"] for r in got),
+                               "wall_s": statistics.median(r["wall_s"] for r in got),
+                               "runs_cpu_s": [r["cpu_s"] for r in got]})
+            print(f"  ask [{name}] {question[:50]!r}: {cpu:.2f} s CPU (median of {ask_repeats}), "
+                  f"{rows[name][-1]['rss_mb']:.0f} MB", file=sys.stderr)
     one_shot = {}
     for name, args in (("papers --json", ["papers", "--json"]), ("show ID", ["show", show_id])):
         runs = [_run(args, env) for _ in range(repeats)]
@@ -199,7 +208,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--index-dir", type=Path, default=HERE / ".work" / "cost95")
     ap.add_argument("--distractors-index", type=Path, default=HERE / ".work" / "iclr_arxiv")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=3, help="runs of papers, show and --help (median)")
+    ap.add_argument("--ask-repeats", type=int, default=3, help="runs of each question, auto and off (median)")
     ap.add_argument("--before", action="store_true", help="also the re-ranking as it was before 2026-12-02")
     ap.add_argument("--variants", action="store_true", help="also re-ranking depths and passages")
     ap.add_argument("--skip-processes", action="store_true")
@@ -220,17 +230,23 @@ def main() -> int:
         results = {}
     results["machine"] = {"cpus": os.cpu_count(), "load_1min_at_start": round(os.getloadavg()[0], 2),
                           "measured": time.strftime("%Y-%m-%d")}
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+
+    def save():  # after each section: a failure later keeps what was measured
+        args.json.write_text(json.dumps(results, indent=2))
+
     if not args.skip_processes:
-        results["processes"] = processes(args.index_dir, args.repeats)
+        results["processes"] = processes(args.index_dir, args.repeats, args.ask_repeats)
+        save()
     if not args.skip_95:
         results["rerank_95"] = rerank(args.index_dir, "95", variants_for(args, 95))
+        save()
     if (args.distractors_index / "manifest.json").exists():
         results["rerank_19972"] = rerank(args.distractors_index, "19,972", variants_for(args, 19972))
+        save()
     else:
         print(f"no distractor index at {args.distractors_index}: build it with benchmarks/retrieval.py "
               "--distractors", file=sys.stderr)
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(results, indent=2))
     print_table(results)
     return 0
 
