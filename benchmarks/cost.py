@@ -8,8 +8,9 @@ time says more about the neighbours than about us. Measured with the README's se
 installed, so ASSISTANT_RERANK=auto means re-ranking on) and no LLM (extractive answers):
 
 - ``processes``: 12 varied ``assistant ask`` questions (short topics among them) with re-ranking auto and
-  off, each a new process, alternating, --ask-repeats times (each question's median counts), after a pass that asks each once (a question's first ask embeds its
-  papers' sentences into the index's sentence cache; reported as "first time asked"); ``papers --json`` and ``show ID`` (medians of --repeats); on the
+  off, each a new process, alternating, --ask-repeats times (each question's median counts), after a pass
+  that asks each once (a question's first ask embeds its papers' sentences into the index's sentence cache;
+  reported as "first time asked"); ``papers --json`` and ``show ID`` (medians of --repeats); on the
   bundled 95 papers. One warm-up process first, so first-run caches (the embedder's graph, SmolLM2's
   prepared weights, the index's papers.json) are not counted.
 - ``rerank``: the dev questions (../shared/eval/dev.jsonl) scored as ``assistant eval`` scores them, with
