@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .answer import Answer, answer_question, retrieve
-from .chat import Conversation
 from .config import Settings
 from .corpus import Paper, ParseReport, load_papers
 from .index import Index, IngestReport, Progress, ingest, open_index
-from .retrieve import Retrieval, Retriever
+
+if TYPE_CHECKING:  # imported where used: `papers` and `show` need none of them (~0.3 s CPU)
+    from .answer import Answer
+    from .chat import Conversation
+    from .retrieve import Retrieval, Retriever
 
 
 def ingest_paths(paths: list[Path] | None, settings: Settings, rebuild: bool = False, strict: bool = False,
@@ -34,7 +37,9 @@ def ingest_paths(paths: list[Path] | None, settings: Settings, rebuild: bool = F
 
 
 def retriever(settings: Settings, progress: Progress | None = None, on_rerank: Progress | None = None) -> Retriever:
-    """``on_rerank(done, total)``: progress of a re-ranking (ASSISTANT_RERANK), ~0.35 s per paper on 2 cores."""
+    """``on_rerank(done, total)``: progress of a re-ranking (ASSISTANT_RERANK), ~0.5 s CPU per paper."""
+    from .retrieve import Retriever
+
     found = Retriever(open_index(settings, progress=progress), settings)
     found.on_rerank = on_rerank
     return found
@@ -42,16 +47,22 @@ def retriever(settings: Settings, progress: Progress | None = None, on_rerank: P
 
 def search(query: str, settings: Settings, k: int | None = None, progress: Progress | None = None,
            on_rerank: Progress | None = None) -> Retrieval:
+    from .answer import retrieve
+
     return retrieve(retriever(settings, progress, on_rerank), query, k or max(settings.top_k, 10))
 
 
 def ask(question: str, settings: Settings, on_token=None, progress: Progress | None = None,
         on_rerank: Progress | None = None) -> Answer:
+    from .answer import answer_question
+
     return answer_question(retriever(settings, progress, on_rerank), question, settings, on_token=on_token)
 
 
 def conversation(settings: Settings, progress: Progress | None = None,
                  on_rerank: Progress | None = None) -> Conversation:
+    from .chat import Conversation
+
     return Conversation(retriever(settings, progress, on_rerank), settings)
 
 

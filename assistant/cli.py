@@ -194,7 +194,8 @@ class _BuildProgress:
 
 
 def _rerank_progress():
-    """Progress bar for re-ranking (ASSISTANT_RERANK), which takes ~0.35 s per paper on 2 cores; gone when done."""
+    """Progress bar for re-ranking (ASSISTANT_RERANK), ~0.35-1 s per paper on 2 cores; shown before the first
+    paper is read, gone when done."""
     return _BuildProgress("Re-ranking a close call (ASSISTANT_RERANK)", transient=True)
 
 

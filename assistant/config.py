@@ -86,11 +86,15 @@ class Settings:
     #: re-ranked by how likely that model finds the question after each paper (see rerank.py and the README's
     #: "Re-ranking"). from_env resolves ``auto``; a Settings built in code defaults to ``off``.
     rerank: str = "off"
-    #: ASSISTANT_RERANK_DEPTH: how many of the fused top papers are re-ranked (each costs ~0.35 s on 2 cores).
+    #: ASSISTANT_RERANK_DEPTH: how many of the fused top papers are re-ranked (each costs ~0.8 s CPU).
     rerank_depth: int = 20
     #: ASSISTANT_RERANK_MARGIN: re-rank only when the top two fused scores are closer than this (1 = always):
     #: clear winners are left alone and cost nothing.
     rerank_margin: float = 0.05
+    #: ASSISTANT_RERANK_MIN_PAPERS: re-rank only in an index of at least this many papers. Among the bundled 95
+    #: re-ranking changed 2 of 611 questions' top 5 for ~8 s CPU each; among 20k it is what keeps the dev set's
+    #: R@5 at 0.95 (docs/speed.md).
+    rerank_min_papers: int = 1000
     #: ASSISTANT_MIN_RELEVANCE: override of the calibrated relevance gate (fused score, 0..1).
     min_relevance: float | None = None
     #: OPENAI_API_KEY: enables LLM answers. Never printed.
@@ -139,6 +143,7 @@ class Settings:
             rerank=_env("ASSISTANT_RERANK", "auto") or "auto",
             rerank_depth=_int("ASSISTANT_RERANK_DEPTH", 20, 2),
             rerank_margin=_float("ASSISTANT_RERANK_MARGIN", 0.05),
+            rerank_min_papers=_int("ASSISTANT_RERANK_MIN_PAPERS", 1000, 0),
             api_key=_env("OPENAI_API_KEY"),
             base_url=_env("OPENAI_BASE_URL"),
             model=_env("ASSISTANT_MODEL", DEFAULT_MODEL),

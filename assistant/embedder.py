@@ -104,6 +104,10 @@ def _new_session(model: str | bytes, threads: int, tuned: bool = True):
     opts.inter_op_num_threads = 1
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     opts.log_severity_level = 3
+    # idle intra-op threads sleep instead of spinning: on 2 cores shared with other work, spinning burnt
+    # more CPU than the inference itself (docs/speed.md)
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    opts.add_session_config_entry("session.inter_op.allow_spinning", "0")
     return ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"],
                                 disabled_optimizers=list(SLOW_FUSIONS) if tuned else None)
 

@@ -58,6 +58,9 @@ def local_dir(settings: Settings) -> Path:
 Progress = Callable[[int, int], None]
 #: Sentence vectors of abstracts already quoted by extractive answers (a cache; safe to delete).
 SENTENCE_CACHE = "sentences.sqlite"
+#: Every paper and where each chunk's text is, for the manifest's fingerprint (a cache: safe to delete).
+SNAPSHOT = "papers.json"
+SNAPSHOT_VERSION = 1
 #: Papers embedded and committed together: an interrupted ingest loses at most one group of work
 #: (~30 s). Larger groups pad less: chunks are length-sorted within a group, and 2,000 arxiv-ml papers
 #: pad 2.3% of their tokens in groups of 48, 0.6% in groups of 192.
@@ -130,9 +133,27 @@ class IngestReport:
 
 def stem_tokenize(texts: list[str]):
     """BM25 tokenisation: lower-case words, English stop words removed, Snowball-stemmed."""
-    import bm25s
-
+    bm25s = _bm25s()
     return bm25s.tokenize(texts, stopwords="en", stemmer=stemmer(), show_progress=False)
+
+
+@functools.lru_cache(maxsize=1)
+def _bm25s():
+    """bm25s, imported without scipy, which it only uses (when present) to build its matrix: its numpy
+    backend builds the same one (checked on the bundled corpus: equal data, indices and vocabulary), and
+    loading and scoring never use scipy. Importing scipy.sparse was ~0.15 s CPU of every ``ask``."""
+    import sys
+
+    if "bm25s" in sys.modules or "scipy" in sys.modules:
+        import bm25s
+
+        return bm25s
+    sys.modules["scipy"] = None  # type: ignore[assignment]  # makes `import scipy.sparse` raise ImportError
+    try:
+        import bm25s
+    finally:
+        del sys.modules["scipy"]  # anything else that needs scipy imports it as usual
+    return bm25s
 
 
 def stem_terms(text: str) -> list[str]:
@@ -176,6 +197,19 @@ def meta_to_paper(meta: dict, document: str | None = None) -> Paper:
                  authors=tuple(d.get("authors") or ()), url=d.get("url"), date=d.get("date"),
                  keywords=tuple(d.get("keywords") or ()), urls=tuple(d.get("urls") or ()),
                  title_derived=bool(d.get("title_derived")), extra=d.get("extra") or {})
+
+
+def _paper_dict(paper: Paper) -> dict:
+    return {"id": paper.id, "title": paper.title, "abstract": paper.abstract, "source": paper.source,
+            "position": paper.position, "authors": list(paper.authors), "url": paper.url, "date": paper.date,
+            "keywords": list(paper.keywords), "urls": list(paper.urls), "title_derived": paper.title_derived,
+            "extra": paper.extra}
+
+
+def _paper_from(d: dict) -> Paper:
+    return Paper(id=d["id"], title=d["title"], abstract=d["abstract"], source=d["source"], position=d["position"],
+                 authors=tuple(d["authors"]), url=d["url"], date=d["date"], keywords=tuple(d["keywords"]),
+                 urls=tuple(d["urls"]), title_derived=d["title_derived"], extra=d["extra"])
 
 
 def chunk_to_meta(chunk: Chunk) -> dict:
@@ -241,14 +275,29 @@ class Index:
         if manifest is not None and check:
             self.check_manifest(manifest)
         self.manifest = manifest
-        if not self.remote:
-            self.client = self._client()
-        self._open_collections()
+        self._snapshot: dict | None = None
+        self._snapshot_tried = False
+        if self.remote:
+            self._open_collections()
         if self.remote and manifest is None and not create and self.count() == 0 and \
                 integrity.meta_get(self, "journal") is None:
             raise integrity.NoIndex(f"no index at {where}; build one with: assistant ingest [PATHS]")
-        if check and not create:
+        # a read checks the store against its last commit (integrity.check_open), unless nothing in the local store
+        # changed since a read last found it consistent (integrity.verified): then Chroma stays closed and
+        # `papers`, `show` and `ask` read the snapshot (papers.json) without importing chromadb
+        if check and not create and not integrity.verified(self):
             integrity.check_open(self)
+            integrity.stamp_verified(self)
+
+    def __getattr__(self, name: str):
+        """``client``, ``chunks`` and ``papers`` (Chroma), opened when first used."""
+        if name in ("client", "chunks", "papers") and "manifest" in self.__dict__:
+            if "client" not in self.__dict__:
+                self.client = self._client()
+            if name != "client":
+                self._open_collections()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # --- plumbing -------------------------------------------------------------------------
 
@@ -369,22 +418,74 @@ class Index:
     def all_papers(self) -> dict[str, Paper]:
         """Every stored paper, in source order (cached until the next write)."""
         if self._papers_cache is None:
-            papers = [meta_to_paper(m, d) for _, m, d in paged(self.papers, ["metadatas", "documents"])]
+            snapshot = self.snapshot()
+            if snapshot is not None:
+                papers = [_paper_from(d) for d in snapshot["papers"]]
+            else:
+                papers = [meta_to_paper(m, d) for _, m, d in paged(self.papers, ["metadatas", "documents"])]
             papers.sort(key=lambda p: (p.source, p.position, p.id))
             self._papers_cache = {p.id: p for p in papers}
         return self._papers_cache
 
     def get_paper(self, paper_id: str) -> Paper:
-        got = self.papers.get(ids=[paper_id], include=["metadatas", "documents"])
-        if not got["ids"]:
+        if self.snapshot() is not None:
+            found = self.all_papers().get(paper_id)
+        else:
+            got = self.papers.get(ids=[paper_id], include=["metadatas", "documents"])
+            found = meta_to_paper(got["metadatas"][0], got["documents"][0]) if got["ids"] else None
+        if found is None:
             raise InputError(f"no paper {paper_id!r} in the index; list ids with: assistant papers")
-        return meta_to_paper(got["metadatas"][0], got["documents"][0])
+        return found
+
+    def snapshot(self) -> dict | None:
+        """The papers and where each chunk's text is, as of the manifest's fingerprint (``papers.json``, written
+        by each commit; see :func:`_snapshot_of`), or None when there is none for it (then Chroma is read)."""
+        if self._snapshot is None and not self.remote and (self.manifest or {}).get("fingerprint"):
+            try:
+                data = json.loads((self.dir / SNAPSHOT).read_text(encoding="utf-8"))
+                if data.get("version") == SNAPSHOT_VERSION and data.get("fingerprint") == self.manifest["fingerprint"]:
+                    self._snapshot = data
+            except (OSError, ValueError):
+                pass
+            if self._snapshot is None and not self._snapshot_tried and os.access(self.dir, os.W_OK):
+                self._snapshot_tried = True  # an index built before papers.json existed: written once, here
+                self.write_snapshot()
+        return self._snapshot
+
+    def write_snapshot(self, committing: bool = False) -> None:
+        """Write ``papers.json`` from the store; a cache: failing to write it is harmless. ``committing``: called
+        by :meth:`commit` under the ingest lock, so the papers in hand are the manifest's; otherwise what the
+        store holds is checked against the manifest's fingerprint (an ingest in another process may be half-way)."""
+        fingerprint = (self.manifest or {}).get("fingerprint")
+        if self.remote or not fingerprint:
+            return
+        self._snapshot = None
+        if committing:
+            papers = list(self.all_papers().values())
+        else:
+            stored = [(m, d) for _, m, d in paged(self.papers, ["metadatas", "documents"])]
+            if fingerprint_of({m["paper_id"]: m["content_hash"] for m, _ in stored}) != fingerprint:
+                return
+            papers = [meta_to_paper(m, d) for m, d in stored]
+        chunks = {cid: [m["paper_id"], m["start"], m["end"]] if "start" in m
+                  else [m["paper_id"], m.get("text") or d or ""]  # not a slice, or stored before offsets were
+                  for cid, m, d in paged(self.chunks, ["metadatas", "documents"])}
+        data = {"version": SNAPSHOT_VERSION, "fingerprint": fingerprint,
+                "papers": [_paper_dict(p) for p in papers], "chunks": chunks}
+        tmp = self.dir / f"{SNAPSHOT}.{os.getpid()}.tmp"
+        try:
+            tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+            os.replace(tmp, self.dir / SNAPSHOT)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            return
+        self._snapshot = data
 
     def bm25(self):
         """(bm25s index, ids) loaded from disk; rebuilt when missing or out of sync."""
         if self._bm25 is None:
-            import bm25s
-
+            bm25s = _bm25s()
             path = self.dir / "bm25"
             try:
                 ids = json.loads((path / "ids.json").read_text())
@@ -405,8 +506,7 @@ class Index:
         return self._bm25_pos
 
     def rebuild_bm25(self) -> None:
-        import bm25s
-
+        bm25s = _bm25s()
         papers = list(self.all_papers().values())
         retriever = bm25s.BM25(k1=1.2, b=0.75)
         if papers:
@@ -515,6 +615,15 @@ class Index:
 
         if not chunk_ids:
             return {}
+        snapshot = self.snapshot()
+        if snapshot is not None and all(cid in snapshot["chunks"] for cid in chunk_ids):
+            papers = self.all_papers()
+            texts = {}
+            for cid in chunk_ids:
+                where = snapshot["chunks"][cid]
+                paper = papers.get(where[0])
+                texts[cid] = where[1] if len(where) == 2 else paper.abstract[where[1]:where[2]] if paper else ""
+            return texts
         got = _retry_during_ingest(lambda: self.chunks.get(ids=list(chunk_ids), include=["metadatas", "documents"]),
                                    self.reopen)
         texts = {}
@@ -644,7 +753,8 @@ class Index:
         manifest["generation"] = int(manifest.get("generation") or 0) + 1  # every commit: a new state tag
         manifest["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S")
         self.write_manifest(manifest)
-        self._papers_cache = None
+        self._papers_cache = self._snapshot = None
+        self._snapshot_tried = True  # written below, from what this commit holds
         if papers is not None:
             ordered = sorted(papers, key=lambda p: (p.source, p.position, p.id))
             self._papers_cache = {p.id: p for p in ordered}
@@ -655,6 +765,7 @@ class Index:
             self.set_vectors(*vectors)
         else:
             self.rebuild_vectors()
+        self.write_snapshot(committing=True)
 
     def fingerprint(self) -> str:
         return fingerprint_of({m["paper_id"]: m["content_hash"] for _, m in paged(self.papers, ["metadatas"])})
@@ -842,6 +953,8 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
                          _vectors_in_hand(index, before, hashes, {p.id for p in todo}, written))
         else:  # nothing changed: record the sources and end the journal
             index.write_manifest(manifest)
+        if integrity.consistent(index):  # the store as this write left it: the next read needs no Chroma check
+            integrity.stamp_verified(index)
         report.seconds = time.perf_counter() - started
         return report
 

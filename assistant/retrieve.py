@@ -308,7 +308,7 @@ class Retriever:
         papers = self.index.all_papers()
         likely: dict[str, float] = {}
         if rerank and confidence >= self.threshold():  # a refused search's order is never read
-            order, likely = self._rerank(query, order, fused, papers)
+            order, likely = self._rerank(query, order, fused, papers, sims)
         order = order[:k]
         best_chunk = {pid: self.best_chunk(pid, sims) for pid in order}
         texts = self.index.chunk_texts(list(best_chunk.values()))
@@ -322,21 +322,34 @@ class Retriever:
         answerable = bool(hits) and (confidence >= self.threshold() or self.names(query, hits[0]))
         return Retrieval(query=query, hits=hits, answerable=answerable, confidence=confidence, query_vector=qvec)
 
-    def _rerank(self, query: str, order: list[str], fused: dict[str, float],
-                papers: dict) -> tuple[list[str], dict[str, float]]:
-        """With ASSISTANT_RERANK, when the top two fused scores are a close call, the top ``rerank_depth``
-        papers re-ordered by fused score + RERANK_WEIGHT x the question's likelihood after each (see rerank.py);
-        returns the order and those likelihoods."""
-        if len(order) < 2 or fused[order[0]] - fused[order[1]] >= self.settings.rerank_margin:
+    def _rerank(self, query: str, order: list[str], fused: dict[str, float], papers: dict,
+                sims: np.ndarray) -> tuple[list[str], dict[str, float]]:
+        """With ASSISTANT_RERANK, in an index of at least ``rerank_min_papers`` papers, when the top two fused
+        scores are a close call, the top ``rerank_depth`` papers re-ordered by fused score + RERANK_WEIGHT x the
+        question's likelihood after each one's title and abstract (see rerank.py); returns the order and those
+        likelihoods. Under 1,000 papers it bought 2 of 611 questions a better top 5 for ~8 s CPU each
+        (docs/speed.md)."""
+        if len(order) < 2 or fused[order[0]] - fused[order[1]] >= self.settings.rerank_margin \
+                or len(papers) < self.settings.rerank_min_papers:
             return order, {}
         from .rerank import RERANK_WEIGHT, reranker
 
-        top = order[: self.settings.rerank_depth]
-        passages = {pid: f"{papers[pid].title}. {papers[pid].abstract}" if papers[pid].title else papers[pid].abstract
-                    for pid in top if pid in papers}
+        top = [pid for pid in order[: self.settings.rerank_depth] if pid in papers]
+        if self.rerank_passage == "abstract":
+            texts = {pid: papers[pid].abstract for pid in top}
+        else:
+            best = {pid: self.best_chunk(pid, sims) for pid in top}
+            found = self.index.chunk_texts(list(best.values()))
+            texts = {pid: found.get(best[pid]) or papers[pid].abstract for pid in top}
+        passages = {pid: f"{papers[pid].title}. {texts[pid]}" if papers[pid].title else texts[pid] for pid in top}
         likely = reranker(self.settings.rerank).scores(query, passages, self.on_rerank)
         blend = {pid: fused[pid] + RERANK_WEIGHT * likely[pid] for pid in likely}
         return sorted(blend, key=lambda pid: -blend[pid]) + [pid for pid in order if pid not in blend], likely
+
+    #: What the re-ranking model reads of each paper after its title: "abstract", or "chunk" (its best chunk: ~40%
+    #: less CPU per paper, but on the bundled corpus it lifted the look-alike question's paper from 7th to 3rd
+    #: where the abstract lifts it to 1st; not measured among the distractors yet: benchmarks/cost.py --variants).
+    rerank_passage = "abstract"
 
     def _phrases_first(self, query: str, order: list[str]) -> list[str]:
         """The order with the papers that hold every phrase the query quotes ("can any VLM 'think with images'?")

