@@ -174,14 +174,37 @@ def meta_to_paper(meta: dict, document: str | None = None) -> Paper:
                  title_derived=bool(d.get("title_derived")), extra=d.get("extra") or {})
 
 
-def chunk_to_meta(chunk: Chunk) -> dict:
-    """A chunk's record: its paper, number and offsets into the abstract (its text, if not a slice of it)."""
+def chunk_to_meta(chunk: Chunk, paper: Paper | None = None) -> dict:
+    """A chunk's record: its paper, number and offsets into the abstract (its text, if not a slice of it),
+    and the chunk as a llama-index node (:func:`node_content`)."""
     meta = {"paper_id": chunk.paper_id, "chunk": chunk.number}
     if chunk.start >= 0:
         meta.update(start=chunk.start, end=chunk.start + len(chunk.text))
     else:
         meta["text"] = chunk.text
-    return meta
+    return meta | node_content(chunk, paper)
+
+
+#: Marks the chunk records that carry their llama-index node (see :func:`node_content`).
+NODE_CONTENT = "_node_content"
+
+
+def node_content(chunk: Chunk, paper: Paper | None = None) -> dict:
+    """The metadata keys llama-index's ChromaVectorStore rebuilds a node from: ``_node_content`` (a
+    TextNode's JSON, with the chunk's text) and ``_node_type``. The text goes here rather than in the
+    record's document: Chroma full-text indexes documents (see above), not metadata, and llama-index
+    reads a node's text from ``_node_content`` when the document is empty. Written by hand so that an
+    ingest need not import llama-index (~2 s); tests/test_llama_index.py reads it back through llama-index."""
+    meta = {"paper_id": chunk.paper_id, "chunk": chunk.number}
+    if paper is not None:
+        meta.update(title=paper.title, source=paper.source)
+    node = {"id_": chunk.id, "text": chunk.text, "metadata": meta,
+            "relationships": {"1": {"node_id": chunk.paper_id, "node_type": "4", "metadata": {},
+                                    "class_name": "RelatedNodeInfo"}},  # SOURCE: the paper as a document
+            "class_name": "TextNode"}
+    if chunk.start >= 0:
+        node.update(start_char_idx=chunk.start, end_char_idx=chunk.start + len(chunk.text))
+    return {NODE_CONTENT: json.dumps(node, ensure_ascii=False), "_node_type": "TextNode"}
 
 
 def bm25_text(paper: Paper) -> str:
@@ -839,7 +862,7 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
             raise IndexStoreError("embedding dimension changed; rebuild with: assistant ingest --rebuild")
         for batch_idx in _batches(list(range(len(chunks))), max_batch):
             index.chunks.upsert(ids=[chunks[i].id for i in batch_idx], embeddings=vecs[batch_idx],
-                                metadatas=[chunk_to_meta(chunks[i]) for i in batch_idx])
+                                metadatas=[chunk_to_meta(chunks[i], by_id[chunks[i].paper_id]) for i in batch_idx])
         # paper vector: mean of its chunk vectors, renormalised (used for paper-level similarity)
         rows_of: dict[str, list[int]] = {}
         for i, c in enumerate(chunks):
