@@ -260,8 +260,10 @@ class Index:
     # --- plumbing -------------------------------------------------------------------------
 
     def _open_collections(self) -> None:
-        self.chunks = self.client.get_or_create_collection(CHUNKS, metadata={"hnsw:space": "cosine"},
-                                                           embedding_function=None)
+        from .dense import hnsw_metadata
+
+        # a new chunk collection gets the HNSW parameters chosen for search at scale (an existing one keeps its own)
+        self.chunks = self.client.get_or_create_collection(CHUNKS, metadata=hnsw_metadata(), embedding_function=None)
         self.papers = self.client.get_or_create_collection(PAPERS, metadata={"hnsw:space": "cosine"},
                                                            embedding_function=None)
 
@@ -350,11 +352,22 @@ class Index:
 
     # --- reading --------------------------------------------------------------------------
 
+    @property
+    def at_scale(self) -> bool:
+        """Searched through Chroma's HNSW index rather than the chunk-vector matrix (see dense.py)."""
+        from .dense import uses_hnsw
+
+        return uses_hnsw(self)
+
     def count(self) -> int:
         return self.papers.count()
 
     def all_papers(self) -> dict[str, Paper]:
         """Every stored paper, in source order (cached until the next write)."""
+        if self._papers_cache is None and self.at_scale:  # read as asked, not held (dense.py)
+            from .dense import PaperShelf
+
+            self._papers_cache = PaperShelf(self)  # type: ignore[assignment]
         if self._papers_cache is None:
             papers = [meta_to_paper(m, d) for _, m, d in paged(self.papers, ["metadatas", "documents"])]
             papers.sort(key=lambda p: (p.source, p.position, p.id))
@@ -377,7 +390,8 @@ class Index:
                 ids = json.loads((path / "ids.json").read_text())
                 if ids.get("fingerprint") != (self.manifest or {}).get("fingerprint") or ids.get("version") != BM25_VERSION:
                     raise ValueError("stale")
-                self._bm25 = bm25s.BM25.load(str(path), mmap=False, show_progress=False, verbosity=0)
+                # at scale memory-mapped: a client's memory is what its searches touch of the index
+                self._bm25 = bm25s.BM25.load(str(path), mmap=self.at_scale, show_progress=False, verbosity=0)
                 self._bm25_ids = ids["ids"]
                 self._bm25_pos = self._term_max = None
             except (OSError, ValueError, KeyError, json.JSONDecodeError):
@@ -414,6 +428,9 @@ class Index:
         os.replace(tmp, final)
         shutil.rmtree(old, ignore_errors=True)
         self._bm25, self._bm25_ids, self._bm25_pos = (retriever if papers else None), ids, None
+        if papers and self.at_scale:  # memory-mapped from the saved files, as bm25() loads it; the built one freed
+            del retriever
+            self._bm25 = bm25s.BM25.load(str(final), mmap=True, show_progress=False, verbosity=0)
         self._idf = None
         self._term_max = None
 
@@ -624,6 +641,7 @@ class Index:
         matrix in line with it. An ingest passes what it already holds (every paper's content hash,
         the papers, the chunk vectors) so that a 20k-paper commit need not read the store back:
         Chroma takes hundreds of MB converting such reads."""
+        self._uses_hnsw = None  # the write may have taken the index past dense.EMBEDDED_HNSW_ABOVE
         manifest["fingerprint"] = fingerprint_of(hashes) if hashes is not None else self.fingerprint()
         manifest["papers"] = len(hashes) if hashes is not None else self.count()
         manifest["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S")
@@ -635,7 +653,9 @@ class Index:
         _release_memory()
         self.rebuild_bm25()
         _release_memory()
-        if vectors is not None:
+        if self.at_scale:  # searched through HNSW: no chunk-vector matrix (dense.py)
+            self._vectors = None
+        elif vectors is not None:
             self.set_vectors(*vectors)
         else:
             self.rebuild_vectors()

@@ -70,3 +70,27 @@ def test_cli_against_the_server(chroma_url, tmp_path):
 def test_unreachable_server_is_a_clear_error(tmp_path):
     with pytest.raises(IndexStoreError, match="cannot reach the Chroma server"):
         Index(Settings(index_dir=tmp_path, chroma_url=f"http://127.0.0.1:{free_port()}"))
+
+
+def test_a_server_client_holds_no_vector_matrix_nor_corpus(chroma_url, tmp_path):
+    """Dense candidates come from the server's HNSW index and BM25 is memory-mapped: a client of a large
+    server holds neither every chunk vector nor every paper."""
+    import numpy as np
+
+    from assistant.dense import PaperShelf
+    from assistant.index import local_dir
+
+    settings = Settings(index_dir=tmp_path / "a", chroma_url=chroma_url)
+    papers, _ = load_papers([FIXTURES / "mini.txt"])
+    ingest(papers, settings, rebuild=True)
+    client = Settings(index_dir=tmp_path / "b", chroma_url=chroma_url)
+    idx = Index(client)
+    found = Retriever(idx).search("Mixture-of-Thought", k=3)
+    assert found.hits[0].paper_id == "mini#2" and found.hits[0].snippet and found.hits[0].dense > 0
+    assert idx._vectors is None and not (local_dir(client) / "vectors").exists()
+    assert isinstance(idx.all_papers(), PaperShelf) and "mini#2" in idx.all_papers()
+    assert isinstance(idx.bm25()[0].scores["data"], np.memmap)
+    retriever = Retriever(idx)
+    assert retriever.set_filter("heterogeneity") < idx.count()  # a where filter on the HNSW query
+    hits = retriever.search("reasoning modalities", k=5).hits
+    assert hits and {h.paper_id for h in hits} <= retriever.allowed

@@ -1,0 +1,197 @@
+"""The dense side of a search: the exact chunk-vector matrix, or, at scale, Chroma's HNSW index.
+
+Where the matrix fits it is the faster way (one matrix-vector product, no approximate-index misses). A
+client of a Chroma server would otherwise download every chunk vector of the server into its own matrix,
+and an embedded index past :data:`EMBEDDED_HNSW_ABOVE` chunks holds a matrix larger than the search needs.
+There the candidates come from the chunk collection's HNSW ``query`` (a ``where`` filter for chat's
+/filter), and only the candidates are re-scored exactly: every chunk of every candidate paper (the HNSW
+candidates and the BM25 ones) is read with its vector and scored against the query, so a candidate's
+score is exactly what the matrix would give. HNSW parameters and the threshold come from
+benchmarks/chroma_scale.py (docs/chroma-scale.md).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .corpus import Paper
+    from .index import Index
+    from .retrieve import Retriever
+
+#: An embedded index with more chunks than this searches through HNSW (ASSISTANT_DENSE=exact|hnsw overrides).
+EMBEDDED_HNSW_ABOVE = 1_000_000
+#: HNSW parameters of a new chunk collection (``max_neighbors``/M is fixed at creation).
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 100
+HNSW_EF_SEARCH = 100
+#: Chunks asked of HNSW per candidate paper wanted: a paper's chunks are near each other, so the nearest
+#: chunks repeat papers; 3 per paper gave the candidate papers of the matrix path (recall in the docs).
+CHUNKS_PER_PAPER = 3
+#: Ids per ``where: {paper_id: {$in: [...]}}``: a filter of more papers is applied after the query instead.
+MAX_IN = 2000
+
+
+def hnsw_metadata() -> dict:
+    """Collection metadata of a new chunk collection: cosine space and the measured HNSW parameters."""
+    return {"hnsw:space": "cosine", "hnsw:M": HNSW_M, "hnsw:construction_ef": HNSW_EF_CONSTRUCTION,
+            "hnsw:search_ef": HNSW_EF_SEARCH}
+
+
+def uses_hnsw(index: Index) -> bool:
+    """Whether searches of this index take their dense candidates from HNSW (decided once per opened index)."""
+    mode = getattr(index.settings, "dense", "auto")
+    if mode in ("exact", "hnsw"):
+        return mode == "hnsw"
+    if index.remote:
+        return True
+    found = getattr(index, "_uses_hnsw", None)
+    if found is None:
+        found = index._uses_hnsw = index.chunks.count() > EMBEDDED_HNSW_ABOVE
+    return found
+
+
+def dense_side(retriever: Retriever, qvec: np.ndarray) -> MatrixDense | HnswDense:
+    return HnswDense(retriever, qvec) if uses_hnsw(retriever.index) else MatrixDense(retriever, qvec)
+
+
+class MatrixDense:
+    """Exact best-chunk cosine of every paper from the chunk-vector matrix (``Retriever.dense_all``)."""
+
+    def __init__(self, retriever: Retriever, qvec: np.ndarray):
+        self.retriever = retriever
+        self.ids, self.best, self.sims = retriever.dense_all(qvec)
+        self.at = retriever.index.chunk_vectors().position
+
+    def top(self, n: int) -> list[str]:
+        from .retrieve import _top
+
+        return [self.ids[i] for i in _top(self.best, n) if np.isfinite(self.best[i])]
+
+    def known(self, paper_id: str) -> bool:
+        return paper_id in self.at
+
+    def exact(self, paper_ids: list[str]) -> dict[str, float]:
+        scores = {pid: float(self.best[self.at[pid]]) for pid in paper_ids if pid in self.at}
+        return {pid: s for pid, s in scores.items() if np.isfinite(s)}
+
+    def best_chunk(self, paper_id: str) -> str:
+        return self.retriever.best_chunk(paper_id, self.sims)
+
+
+class HnswDense:
+    """Candidates from the chunk collection's HNSW index, re-scored exactly (see the module docstring)."""
+
+    def __init__(self, retriever: Retriever, qvec: np.ndarray):
+        self.retriever = retriever
+        self.qvec = np.asarray(qvec, dtype=np.float32)
+        self.scores: dict[str, float] = {}
+        self.chunk: dict[str, str] = {}
+
+    def _call(self, fn):
+        from .retrieve import _retry_during_ingest
+
+        index = self.retriever.index
+        return _retry_during_ingest(lambda: fn(index.chunks), index.reopen)
+
+    def top(self, n: int) -> list[str]:
+        """The papers of the nearest ``n * CHUNKS_PER_PAPER`` chunks (within the filter), nearest first."""
+        allowed = self.retriever.allowed
+        where = {"paper_id": {"$in": sorted(allowed)}} if allowed is not None and len(allowed) <= MAX_IN else None
+        total = self._call(lambda c: c.count())
+        want = min(n * CHUNKS_PER_PAPER * (1 if where or allowed is None else 4), total)
+        if want <= 0:
+            return []
+        got = self._call(lambda c: c.query(query_embeddings=[self.qvec.tolist()], n_results=want, where=where,
+                                           include=["metadatas"]))
+        order: dict[str, None] = {}
+        for meta in got["metadatas"][0]:
+            pid = (meta or {}).get("paper_id")
+            if pid is not None and (allowed is None or pid in allowed):
+                order.setdefault(pid)
+        return list(order)[:n]
+
+    def known(self, paper_id: str) -> bool:
+        return True  # a paper without chunks drops out in exact()
+
+    def exact(self, paper_ids: list[str]) -> dict[str, float]:
+        """Best chunk cosine of each paper, over all its chunks (one read of their vectors)."""
+        todo = [pid for pid in dict.fromkeys(paper_ids) if pid not in self.scores]
+        for at in range(0, len(todo), MAX_IN):
+            part = todo[at:at + MAX_IN]
+            got = self._call(lambda c: c.get(where={"paper_id": {"$in": part}}, include=["embeddings", "metadatas"]))
+            if not got["ids"]:
+                continue
+            sims = np.asarray(got["embeddings"], dtype=np.float32) @ self.qvec
+            for cid, meta, sim in zip(got["ids"], got["metadatas"], sims):
+                pid = meta["paper_id"]
+                if sim > self.scores.get(pid, -np.inf):
+                    self.scores[pid], self.chunk[pid] = float(sim), cid
+        return {pid: self.scores[pid] for pid in paper_ids if pid in self.scores}
+
+    def best_chunk(self, paper_id: str) -> str:
+        return self.chunk[paper_id]
+
+
+class PaperShelf(Mapping):
+    """The papers of an index searched through HNSW, read from the papers collection as they are asked
+    for (the last :data:`SHELF_SIZE` kept) rather than all held: at scale a client holds the BM25 index,
+    not the corpus. Iterating pages through the collection, in the order Chroma returns records."""
+
+    def __init__(self, index: Index):
+        self.index = index
+        self._kept: OrderedDict[str, Paper] = OrderedDict()
+
+    def _keep(self, paper: Paper) -> None:
+        self._kept[paper.id] = paper
+        self._kept.move_to_end(paper.id)
+        while len(self._kept) > SHELF_SIZE:
+            self._kept.popitem(last=False)
+
+    def prefetch(self, paper_ids: list[str]) -> None:
+        """Read the papers not kept yet in one request."""
+        from .index import meta_to_paper
+        from .retrieve import _retry_during_ingest
+
+        todo = [pid for pid in dict.fromkeys(paper_ids) if pid not in self._kept]
+        if todo:
+            index = self.index
+            got = _retry_during_ingest(lambda: index.papers.get(ids=todo, include=["metadatas", "documents"]),
+                                       index.reopen)
+            for meta, doc in zip(got["metadatas"], got["documents"]):
+                self._keep(meta_to_paper(meta, doc))
+
+    def __getitem__(self, paper_id: str) -> Paper:
+        if paper_id not in self._kept:
+            self.prefetch([paper_id])
+        if paper_id not in self._kept:
+            raise KeyError(paper_id)
+        self._kept.move_to_end(paper_id)
+        return self._kept[paper_id]
+
+    def __contains__(self, paper_id: object) -> bool:
+        return isinstance(paper_id, str) and self.get(paper_id) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        from .index import paged
+
+        return (pid for pid, in paged(self.index.papers, []))
+
+    def __len__(self) -> int:
+        return self.index.papers.count()
+
+    def values(self) -> Iterator[Paper]:  # type: ignore[override]
+        from .index import meta_to_paper, paged
+
+        return (meta_to_paper(m, d) for _, m, d in paged(self.index.papers, ["metadatas", "documents"]))
+
+    def items(self) -> Iterator[tuple[str, Paper]]:  # type: ignore[override]
+        return ((p.id, p) for p in self.values())
+
+
+#: Papers a :class:`PaperShelf` keeps (a chat session reads the same few papers again and again).
+SHELF_SIZE = 2048
