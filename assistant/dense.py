@@ -32,6 +32,8 @@ HNSW_EF_SEARCH = 100
 #: Chunks asked of HNSW per candidate paper wanted: a paper's chunks are near each other, so the nearest
 #: chunks repeat papers; 3 per paper gave the candidate papers of the matrix path (recall in the docs).
 CHUNKS_PER_PAPER = 3
+#: Chunk ids tried per paper when its chunks are re-scored (of the first 5,000 arxiv-ml abstracts 99.6% have fewer than 6 chunks of 128 tokens).
+GUESS_CHUNKS = 6
 #: Ids per ``where: {paper_id: {$in: [...]}}``: a filter of more papers is applied after the query instead.
 MAX_IN = 2000
 
@@ -79,8 +81,8 @@ class MatrixDense:
         scores = {pid: float(self.best[self.at[pid]]) for pid in paper_ids if pid in self.at}
         return {pid: s for pid, s in scores.items() if np.isfinite(s)}
 
-    def best_chunk(self, paper_id: str) -> str:
-        return self.retriever.best_chunk(paper_id, self.sims)
+    def best_chunks(self, paper_ids: list[str]) -> dict[str, str]:
+        return {pid: self.retriever.best_chunk(pid, self.sims) for pid in paper_ids}
 
 
 class HnswDense:
@@ -102,39 +104,67 @@ class HnswDense:
         """The papers of the nearest ``n * CHUNKS_PER_PAPER`` chunks (within the filter), nearest first."""
         allowed = self.retriever.allowed
         where = {"paper_id": {"$in": sorted(allowed)}} if allowed is not None and len(allowed) <= MAX_IN else None
-        total = self._call(lambda c: c.count())
-        want = min(n * CHUNKS_PER_PAPER * (1 if where or allowed is None else 4), total)
-        if want <= 0:
-            return []
+        want = max(1, n * CHUNKS_PER_PAPER * (1 if where or allowed is None else 4))
+        # ids only: a record's metadata carries its llama-index node (~2 KB), which the ranking does not need
         got = self._call(lambda c: c.query(query_embeddings=[self.qvec.tolist()], n_results=want, where=where,
-                                           include=["metadatas"]))
-        order: dict[str, None] = {}
-        for meta in got["metadatas"][0]:
-            pid = (meta or {}).get("paper_id")
-            if pid is not None and (allowed is None or pid in allowed):
-                order.setdefault(pid)
+                                           include=[]))
+        order = dict.fromkeys(pid for pid in map(paper_of, got["ids"][0]) if allowed is None or pid in allowed)
         return list(order)[:n]
 
     def known(self, paper_id: str) -> bool:
         return True  # a paper without chunks drops out in exact()
 
     def exact(self, paper_ids: list[str]) -> dict[str, float]:
-        """Best chunk cosine of each paper, over all its chunks (one read of their vectors)."""
+        """Best chunk cosine of each paper, over all its chunks.
+
+        The store computes the cosines: a query restricted to the papers' chunk ids, as deep as they are
+        many, returns each chunk with its exact distance. The ids are found by primary key (a chunk's id is
+        ``<paper id>::<n>``, n from 1): :data:`GUESS_CHUNKS` per paper, and a ``where`` listing only for a
+        paper with that many. Through a server, for 200 papers (618 chunks) at 25k chunks: 8 + 18 ms,
+        where a ``where`` filter on the papers took 20 + 45 ms, and reading their vectors 64 ms (JSON). A
+        chunk the query leaves out (HNSW filtering need not reach every allowed one) is read and scored here."""
         todo = [pid for pid in dict.fromkeys(paper_ids) if pid not in self.scores]
-        for at in range(0, len(todo), MAX_IN):
-            part = todo[at:at + MAX_IN]
-            got = self._call(lambda c: c.get(where={"paper_id": {"$in": part}}, include=["embeddings", "metadatas"]))
-            if not got["ids"]:
+        step = MAX_IN // GUESS_CHUNKS
+        for at in range(0, len(todo), step):
+            part = todo[at:at + step]
+            guess = [f"{pid}::{n}" for pid in part for n in range(1, GUESS_CHUNKS + 1)]
+            ids = self._call(lambda c: c.get(ids=guess, include=[]))["ids"]
+            more = [pid for pid in part if f"{pid}::{GUESS_CHUNKS}" in set(ids)]
+            if more:  # a long abstract: list all its chunks
+                ids = list(dict.fromkeys(ids + self._call(
+                    lambda c: c.get(where={"paper_id": {"$in": more}}, include=[]))["ids"]))
+            if not ids:
                 continue
-            sims = np.asarray(got["embeddings"], dtype=np.float32) @ self.qvec
-            for cid, meta, sim in zip(got["ids"], got["metadatas"], sims):
-                pid = meta["paper_id"]
-                if sim > self.scores.get(pid, -np.inf):
-                    self.scores[pid], self.chunk[pid] = float(sim), cid
+            got = self._call(lambda c: c.query(query_embeddings=[self.qvec.tolist()], n_results=len(ids), ids=ids,
+                                               include=["distances"]))
+            self._score(got["ids"][0], 1.0 - np.asarray(got["distances"][0], dtype=np.float32))
+            missed = sorted(set(ids) - set(got["ids"][0]))
+            self.missed += len(missed)
+            if missed:
+                vecs = self._call(lambda c: c.get(ids=missed, include=["embeddings"]))
+                self._score(vecs["ids"], np.asarray(vecs["embeddings"], dtype=np.float32) @ self.qvec)
         return {pid: self.scores[pid] for pid in paper_ids if pid in self.scores}
 
-    def best_chunk(self, paper_id: str) -> str:
-        return self.chunk[paper_id]
+    #: Chunks the restricted query did not return (read and scored here instead).
+    missed = 0
+
+    def _score(self, chunk_ids: list[str], sims: np.ndarray) -> None:
+        for cid, sim in zip(chunk_ids, sims):
+            pid = paper_of(cid)
+            if sim > self.scores.get(pid, -np.inf):
+                self.scores[pid], self.chunk[pid] = float(sim), cid
+
+    def best_chunks(self, paper_ids: list[str]) -> dict[str, str]:
+        """Each paper's best chunk; the papers are read in one request, as the hits will need them."""
+        papers = self.retriever.index.all_papers()
+        if isinstance(papers, PaperShelf):
+            papers.prefetch(paper_ids)
+        return {pid: self.chunk[pid] for pid in paper_ids}
+
+
+def paper_of(chunk_id: str) -> str:
+    """The paper of a chunk, from its id (``<paper id>::<n>``, index.chunk_papers), not from its metadata."""
+    return chunk_id.rsplit("::", 1)[0]
 
 
 class PaperShelf(Mapping):

@@ -296,7 +296,7 @@ class Retriever:
         if rerank and confidence >= self.threshold():  # a refused search's order is never read
             order, likely = self._rerank(query, order, fused, papers)
         order = order[:k]
-        best_chunk = {pid: side.best_chunk(pid) for pid in order}
+        best_chunk = side.best_chunks(order)
         texts = self.index.chunk_texts(list(best_chunk.values()))
         hits = []
         for rank, pid in enumerate(order, 1):
@@ -331,6 +331,8 @@ class Retriever:
         if not phrases:
             return order
         papers = self.index.all_papers()
+        if hasattr(papers, "prefetch"):  # at scale papers are read as asked (dense.PaperShelf): in one request
+            papers.prefetch(order)
         holds = [pid for pid in order if pid in papers
                  and all(p in _plain(f"{papers[pid].title} {papers[pid].abstract}") for p in phrases)]
         first = set(holds)
