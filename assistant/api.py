@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from .config import Settings
 from .corpus import Paper, ParseReport, load_papers
-from .index import Index, IngestReport, Progress, ingest, open_index
+from .index import IngestReport, Progress, ingest, open_index
 
 if TYPE_CHECKING:  # imported where used: `papers` and `show` need none of them (~0.3 s CPU)
     from .answer import Answer

@@ -118,6 +118,9 @@ class Settings:
     price_out: float | None = None
     #: ASSISTANT_CHROMA_URL: use a Chroma server (``http://host:port``) instead of the embedded store.
     chroma_url: str | None = None
+    #: ASSISTANT_DENSE: ``auto`` (the exact chunk-vector matrix, or Chroma's HNSW index for a Chroma server and
+    #: past dense.EMBEDDED_HNSW_ABOVE chunks), ``exact`` or ``hnsw`` (docs/chroma-scale.md).
+    dense: str = "auto"
     #: ASSISTANT_CACHE_DIR: where the embedder's rewritten ONNX graph is cached (23 MB, built once in ~2 s;
     #: default $XDG_CACHE_HOME/assistant or ~/.cache/assistant). If unwritable, every process builds it again.
     cache_dir: Path = field(default_factory=cache_dir)
@@ -152,6 +155,7 @@ class Settings:
             llm_max_retries=_int("ASSISTANT_LLM_MAX_RETRIES", 3, 0),
             max_tokens=_int("ASSISTANT_MAX_TOKENS", 1024, 0),
             chroma_url=_env("ASSISTANT_CHROMA_URL"),
+            dense=(_env("ASSISTANT_DENSE", "auto") or "auto").lower(),
             price_in=_float("ASSISTANT_PRICE_IN", 0.0) if _env("ASSISTANT_PRICE_IN") else None,
             price_out=_float("ASSISTANT_PRICE_OUT", 0.0) if _env("ASSISTANT_PRICE_OUT") else None,
             cache_dir=cache_dir(),
@@ -159,6 +163,8 @@ class Settings:
         )
         if settings.chunk_title not in {"first", "all"}:
             raise ConfigError(f"ASSISTANT_CHUNK_TITLE={settings.chunk_title!r} is not valid; use 'first' or 'all'")
+        if settings.dense not in {"auto", "exact", "hnsw"}:
+            raise ConfigError(f"ASSISTANT_DENSE={settings.dense!r} is not valid; use 'auto', 'exact' or 'hnsw'")
         if settings.chunk_overlap >= settings.chunk_size:
             raise ConfigError("ASSISTANT_CHUNK_OVERLAP must be smaller than ASSISTANT_CHUNK_SIZE")
         if settings.rerank.lower() in {"off", "none", "0", "false", "no"}:

@@ -212,14 +212,37 @@ def _paper_from(d: dict) -> Paper:
                  urls=tuple(d["urls"]), title_derived=d["title_derived"], extra=d["extra"])
 
 
-def chunk_to_meta(chunk: Chunk) -> dict:
-    """A chunk's record: its paper, number and offsets into the abstract (its text, if not a slice of it)."""
+def chunk_to_meta(chunk: Chunk, paper: Paper | None = None) -> dict:
+    """A chunk's record: its paper, number and offsets into the abstract (its text, if not a slice of it),
+    and the chunk as a llama-index node (:func:`node_content`)."""
     meta = {"paper_id": chunk.paper_id, "chunk": chunk.number}
     if chunk.start >= 0:
         meta.update(start=chunk.start, end=chunk.start + len(chunk.text))
     else:
         meta["text"] = chunk.text
-    return meta
+    return meta | node_content(chunk, paper)
+
+
+#: Marks the chunk records that carry their llama-index node (see :func:`node_content`).
+NODE_CONTENT = "_node_content"
+
+
+def node_content(chunk: Chunk, paper: Paper | None = None) -> dict:
+    """The metadata keys llama-index's ChromaVectorStore rebuilds a node from: ``_node_content`` (a
+    TextNode's JSON, with the chunk's text) and ``_node_type``. The text goes here rather than in the
+    record's document: Chroma full-text indexes documents (see above), not metadata, and llama-index
+    reads a node's text from ``_node_content`` when the document is empty. Written by hand so that an
+    ingest need not import llama-index (~2 s); tests/test_llama_index.py reads it back through llama-index."""
+    meta = {"paper_id": chunk.paper_id, "chunk": chunk.number}
+    if paper is not None:
+        meta.update(title=paper.title, source=paper.source)
+    node = {"id_": chunk.id, "text": chunk.text, "metadata": meta,
+            "relationships": {"1": {"node_id": chunk.paper_id, "node_type": "4", "metadata": {},
+                                    "class_name": "RelatedNodeInfo"}},  # SOURCE: the paper as a document
+            "class_name": "TextNode"}
+    if chunk.start >= 0:
+        node.update(start_char_idx=chunk.start, end_char_idx=chunk.start + len(chunk.text))
+    return {NODE_CONTENT: json.dumps(node, ensure_ascii=False), "_node_type": "TextNode"}
 
 
 def bm25_text(paper: Paper) -> str:
@@ -302,8 +325,10 @@ class Index:
     # --- plumbing -------------------------------------------------------------------------
 
     def _open_collections(self) -> None:
-        self.chunks = self.client.get_or_create_collection(CHUNKS, metadata={"hnsw:space": "cosine"},
-                                                           embedding_function=None)
+        from .dense import hnsw_metadata
+
+        # a new chunk collection gets the HNSW parameters chosen for search at scale (an existing one keeps its own)
+        self.chunks = self.client.get_or_create_collection(CHUNKS, metadata=hnsw_metadata(), embedding_function=None)
         self.papers = self.client.get_or_create_collection(PAPERS, metadata={"hnsw:space": "cosine"},
                                                            embedding_function=None)
 
@@ -412,11 +437,22 @@ class Index:
 
     # --- reading --------------------------------------------------------------------------
 
+    @property
+    def at_scale(self) -> bool:
+        """Searched through Chroma's HNSW index rather than the chunk-vector matrix (see dense.py)."""
+        from .dense import uses_hnsw
+
+        return uses_hnsw(self)
+
     def count(self) -> int:
         return self.papers.count()
 
     def all_papers(self) -> dict[str, Paper]:
         """Every stored paper, in source order (cached until the next write)."""
+        if self._papers_cache is None and self.at_scale:  # read as asked, not held (dense.py)
+            from .dense import PaperShelf
+
+            self._papers_cache = PaperShelf(self)  # type: ignore[assignment]
         if self._papers_cache is None:
             snapshot = self.snapshot()
             if snapshot is not None:
@@ -492,7 +528,8 @@ class Index:
                 if ids.get("state") != self.state_tag or ids.get("version") != BM25_VERSION or \
                         ids.get("crc") != _files_crc(path):
                     raise ValueError("stale or damaged")
-                self._bm25 = bm25s.BM25.load(str(path), mmap=False, show_progress=False, verbosity=0)
+                # at scale memory-mapped: a client's memory is what its searches touch of the index
+                self._bm25 = bm25s.BM25.load(str(path), mmap=self.at_scale, show_progress=False, verbosity=0)
                 self._bm25_ids = ids["ids"]
                 self._bm25_pos = self._term_max = None
             except (OSError, ValueError, KeyError, json.JSONDecodeError):
@@ -528,6 +565,9 @@ class Index:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
             shutil.rmtree(old, ignore_errors=True)
+        if papers and self.at_scale:  # memory-mapped from the saved files, as bm25() loads it; the built one freed
+            del retriever
+            self._bm25 = bm25s.BM25.load(str(final), mmap=True, show_progress=False, verbosity=0)
         self._idf = None
         self._term_max = None
 
@@ -747,6 +787,7 @@ class Index:
         matrix in line with it. An ingest passes what it already holds (every paper's content hash,
         the papers, the chunk vectors) so that a 20k-paper commit need not read the store back:
         Chroma takes hundreds of MB converting such reads."""
+        self._uses_hnsw = None  # the write may have taken the index past dense.EMBEDDED_HNSW_ABOVE
         manifest["fingerprint"] = fingerprint_of(hashes) if hashes is not None else self.fingerprint()
         manifest["papers"] = len(hashes) if hashes is not None else self.count()
         manifest["chunks"] = self.chunks.count()
@@ -761,7 +802,9 @@ class Index:
         _release_memory()
         self.rebuild_bm25()
         _release_memory()
-        if vectors is not None:
+        if self.at_scale:  # searched through HNSW: no chunk-vector matrix (dense.py)
+            self._vectors = None
+        elif vectors is not None:
             self.set_vectors(*vectors)
         else:
             self.rebuild_vectors()
@@ -1032,7 +1075,7 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
             raise IndexStoreError("embedding dimension changed; rebuild with: assistant ingest --rebuild")
         for batch_idx in _batches(list(range(len(chunks))), max_batch):
             index.chunks.upsert(ids=[chunks[i].id for i in batch_idx], embeddings=vecs[batch_idx],
-                                metadatas=[chunk_to_meta(chunks[i]) for i in batch_idx])
+                                metadatas=[chunk_to_meta(chunks[i], by_id[chunks[i].paper_id]) for i in batch_idx])
         # paper vector: mean of its chunk vectors, renormalised (used for paper-level similarity)
         rows_of: dict[str, list[int]] = {}
         for i, c in enumerate(chunks):

@@ -10,11 +10,12 @@ from typing import Any
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.embeddings.openai import OpenAIEmbedding
 from pydantic import PrivateAttr
 
 from .config import Settings
 from .embedder import MINILM_ID, OnnxMiniLM
-from .llm import make_client, map_error
+from .llm import DEFAULT_BASE, map_error
 
 
 class MiniLMEmbedding(BaseEmbedding):
@@ -46,36 +47,41 @@ class MiniLMEmbedding(BaseEmbedding):
         return self._get_query_embedding(query)
 
 
-class OpenAIEmbedder(BaseEmbedding):
-    """Embeddings from any OpenAI-compatible ``/v1/embeddings`` endpoint."""
+class OpenAIEmbedder(OpenAIEmbedding):
+    """Embeddings from any OpenAI-compatible ``/v1/embeddings`` endpoint: llama-index-embeddings-openai's
+    ``OpenAIEmbedding`` on the settings' endpoint, key, timeout and retries, with the project's error lines.
+
+    Any model name goes through (``model_name``: the endpoint decides, as Ollama's or llama.cpp's do),
+    and the openai SDK's retries are the only ones: OpenAIEmbedding's own tenacity retries would repeat
+    each of the SDK's, up to 60 s more per failing request."""
 
     _settings: Settings = PrivateAttr()
-    _client: Any = PrivateAttr()
 
     def __init__(self, settings: Settings, model: str, **kwargs: Any):
-        super().__init__(model_name=model, embed_batch_size=min(settings.embed_batch * 4, 256), **kwargs)
+        super().__init__(model_name=model, embed_batch_size=min(settings.embed_batch * 4, 256),
+                         api_key=settings.api_key or "not-needed",  # local servers accept any key
+                         api_base=settings.base_url or DEFAULT_BASE, timeout=settings.llm_timeout,
+                         max_retries=settings.llm_max_retries, **kwargs)
         self._settings = settings
-        self._client = make_client(settings)
 
     @classmethod
     def class_name(cls) -> str:
         return "OpenAIEmbedder"
 
-    def _embed(self, texts: list[str]) -> list[list[float]]:
+    def _create_retry_decorator(self):
+        return lambda fn: fn  # see the class docstring
+
+    def _mapped(self, call, *args):
         try:
-            resp = self._client.embeddings.create(model=self.model_name, input=texts)
+            return call(*args)
         except Exception as exc:
             raise map_error(exc, self._settings, self.model_name) from exc
-        return [d.embedding for d in sorted(resp.data, key=lambda d: d.index)]
 
     def _get_query_embedding(self, query: str) -> list[float]:
-        return self._embed([query])[0]
+        return self._mapped(super()._get_query_embedding, query)
 
     def _get_text_embedding(self, text: str) -> list[float]:
-        return self._embed([text])[0]
+        return self._mapped(super()._get_text_embedding, text)
 
     def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-        return self._embed(texts)
-
-    async def _aget_query_embedding(self, query: str) -> list[float]:
-        return self._get_query_embedding(query)
+        return self._mapped(super()._get_text_embeddings, texts)

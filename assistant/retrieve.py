@@ -10,6 +10,7 @@ from typing import Callable
 import numpy as np
 
 from .config import Settings
+from .dense import dense_side
 from .index import Index, stem_terms
 
 
@@ -289,18 +290,17 @@ class Retriever:
     def _search(self, query: str, k: int | None, candidates: int, rerank: bool = False) -> Retrieval:
         k = k or self.settings.top_k
         qvec = self.embed_query(query)
-        ids, best, sims = self.dense_all(qvec)
-        at = self.index.chunk_vectors().position
-        pool = {ids[i]: None for i in _top(best, max(candidates, k * 4)) if np.isfinite(best[i])}
+        side = dense_side(self, qvec)  # the exact matrix, or at scale Chroma's HNSW + exact re-scoring (dense.py)
+        pool = dict.fromkeys(side.top(max(candidates, k * 4)))
         all_bm25 = self.bm25_all(query)
         bm25 = self._bm25_top(all_bm25, max(candidates, k * 2))
-        pool.update((pid, None) for pid in bm25 if pid in at)
+        pool.update((pid, None) for pid in bm25 if side.known(pid))
         if all_bm25 is not None:
             pos = self.index.bm25_positions()
             for pid in pool:  # exact BM25 for the dense candidates too
                 if pid in pos:
                     bm25.setdefault(pid, float(all_bm25[pos[pid]]))
-        dense = {pid: float(best[at[pid]]) for pid in pool if np.isfinite(best[at[pid]])}
+        dense = side.exact(list(pool))
         fused = fuse(dense, bm25, self.settings.dense_weight, self.bm25_ceiling(query))
         order = self._phrases_first(query, sorted(fused, key=lambda pid: -fused[pid]))
         # the gate reads the fused ranking's top cosines, so re-ranking never changes what is answerable
@@ -308,9 +308,9 @@ class Retriever:
         papers = self.index.all_papers()
         likely: dict[str, float] = {}
         if rerank and confidence >= self.threshold():  # a refused search's order is never read
-            order, likely = self._rerank(query, order, fused, papers, sims)
+            order, likely = self._rerank(query, order, fused, papers, side)
         order = order[:k]
-        best_chunk = {pid: self.best_chunk(pid, sims) for pid in order}
+        best_chunk = side.best_chunks(order)
         texts = self.index.chunk_texts(list(best_chunk.values()))
         hits = []
         for rank, pid in enumerate(order, 1):
@@ -323,7 +323,7 @@ class Retriever:
         return Retrieval(query=query, hits=hits, answerable=answerable, confidence=confidence, query_vector=qvec)
 
     def _rerank(self, query: str, order: list[str], fused: dict[str, float], papers: dict,
-                sims: np.ndarray) -> tuple[list[str], dict[str, float]]:
+                side) -> tuple[list[str], dict[str, float]]:
         """With ASSISTANT_RERANK, in an index of at least ``rerank_min_papers`` papers, when the top two fused
         scores are a close call, the top ``rerank_depth`` papers re-ordered by fused score + RERANK_WEIGHT x the
         question's likelihood after each one's title and abstract (see rerank.py); returns the order and those
@@ -338,7 +338,7 @@ class Retriever:
         if self.rerank_passage == "abstract":
             texts = {pid: papers[pid].abstract for pid in top}
         else:
-            best = {pid: self.best_chunk(pid, sims) for pid in top}
+            best = side.best_chunks(top)
             found = self.index.chunk_texts(list(best.values()))
             texts = {pid: found.get(best[pid]) or papers[pid].abstract for pid in top}
         passages = {pid: f"{papers[pid].title}. {texts[pid]}" if papers[pid].title else texts[pid] for pid in top}
@@ -358,6 +358,8 @@ class Retriever:
         if not phrases:
             return order
         papers = self.index.all_papers()
+        if hasattr(papers, "prefetch"):  # at scale papers are read as asked (dense.PaperShelf): in one request
+            papers.prefetch(order)
         holds = [pid for pid in order if pid in papers
                  and all(p in _plain(f"{papers[pid].title} {papers[pid].abstract}") for p in phrases)]
         first = set(holds)

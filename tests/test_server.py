@@ -152,3 +152,27 @@ def test_a_chroma_server_lost_mid_command_is_one_line_with_exit_4(tmp_path):
     with pytest.raises(typer.Exit) as stopped:
         search(index_dir=tmp_path / "local")
     assert stopped.value.exit_code == 4
+
+
+def test_a_server_client_holds_no_vector_matrix_nor_corpus(chroma_url, tmp_path):
+    """Dense candidates come from the server's HNSW index and BM25 is memory-mapped: a client of a large
+    server holds neither every chunk vector nor every paper."""
+    import numpy as np
+
+    from assistant.dense import PaperShelf
+    from assistant.index import local_dir
+
+    settings = Settings(index_dir=tmp_path / "a", chroma_url=chroma_url)
+    papers, _ = load_papers([FIXTURES / "mini.txt"])
+    ingest(papers, settings, rebuild=True)
+    client = Settings(index_dir=tmp_path / "b", chroma_url=chroma_url)
+    idx = Index(client)
+    found = Retriever(idx).search("Mixture-of-Thought", k=3)
+    assert found.hits[0].paper_id == "mini#2" and found.hits[0].snippet and found.hits[0].dense > 0
+    assert idx._vectors is None and not (local_dir(client) / "vectors").exists()
+    assert isinstance(idx.all_papers(), PaperShelf) and "mini#2" in idx.all_papers()
+    assert isinstance(idx.bm25()[0].scores["data"], np.memmap)
+    retriever = Retriever(idx)
+    assert retriever.set_filter("heterogeneity") < idx.count()  # a where filter on the HNSW query
+    hits = retriever.search("reasoning modalities", k=5).hits
+    assert hits and {h.paper_id for h in hits} <= retriever.allowed
