@@ -20,6 +20,7 @@ from .config import Settings
 from .prompts import NO_ANSWER_PHRASE, render, system_prompt
 from .retrieve import Hit, Retrieval, Retriever
 from .safetext import inert_citations
+from .sentences import split_sentences
 
 CITATION_RE = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
 EXTRACTIVE_LABEL = "Extractive answer (no LLM configured): verbatim sentences from the abstracts."
@@ -96,24 +97,6 @@ class Answer:
         if self.retrieval_query and self.retrieval_query != self.question:
             out["retrieval_query"] = self.retrieval_query
         return out
-
-
-# --- sentences ------------------------------------------------------------------------------
-
-_ABBREV = ("e.g.", "i.e.", "et al.", "etc.", "vs.", "cf.", "Fig.", "Eq.", "Sec.", "approx.", "resp.", "w.r.t.")
-_SPLIT = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[A-Z0-9\\(\[\"“*$])")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of an abstract, verbatim (only whitespace between them is dropped)."""
-    pieces = _SPLIT.split(text.strip())
-    out: list[str] = []
-    for piece in pieces:
-        if out and (out[-1].endswith(_ABBREV) or len(out[-1]) < 12):
-            out[-1] = f"{out[-1]} {piece}"
-        else:
-            out.append(piece)
-    return [s.strip() for s in out if s.strip()]
 
 
 

@@ -71,9 +71,8 @@ class MatrixDense:
         self.at = retriever.index.chunk_vectors().position
 
     def top(self, n: int) -> list[str]:
-        from .retrieve import _top
 
-        return [self.ids[i] for i in _top(self.best, n) if np.isfinite(self.best[i])]
+        return [self.ids[i] for i in top_indices(self.best, n) if np.isfinite(self.best[i])]
 
     def known(self, paper_id: str) -> bool:
         return paper_id in self.at
@@ -96,10 +95,10 @@ class HnswDense:
         self.chunk: dict[str, str] = {}
 
     def _call(self, fn):
-        from .retrieve import _retry_during_ingest
+        from .index import retry_during_ingest
 
         index = self.retriever.index
-        return _retry_during_ingest(lambda: fn(index.chunks), index.reopen)
+        return retry_during_ingest(lambda: fn(index.chunks), index.reopen)
 
     def top(self, n: int) -> list[str]:
         """The papers of the nearest ``n * CHUNKS_PER_PAPER`` chunks (within the filter), nearest first; each
@@ -185,12 +184,12 @@ class PaperShelf(Mapping):
     def prefetch(self, paper_ids: list[str]) -> None:
         """Read the papers not kept yet in one request."""
         from .index import meta_to_paper
-        from .retrieve import _retry_during_ingest
+        from .index import retry_during_ingest
 
         todo = [pid for pid in dict.fromkeys(paper_ids) if pid not in self._kept]
         if todo:
             index = self.index
-            got = _retry_during_ingest(lambda: index.papers.get(ids=todo, include=["metadatas", "documents"]),
+            got = retry_during_ingest(lambda: index.papers.get(ids=todo, include=["metadatas", "documents"]),
                                        index.reopen)
             for meta, doc in zip(got["metadatas"], got["documents"]):
                 self._keep(meta_to_paper(meta, doc))
@@ -225,3 +224,11 @@ class PaperShelf(Mapping):
 
 #: Papers a :class:`PaperShelf` keeps (a chat session reads the same few papers again and again).
 SHELF_SIZE = 2048
+
+
+def top_indices(scores: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the n largest scores, best first (a partial sort: the index can hold 100k papers)."""
+    if n >= len(scores):
+        return np.argsort(-scores, kind="stable")
+    part = np.argpartition(-scores, n)[:n]
+    return part[np.argsort(-scores[part], kind="stable")]

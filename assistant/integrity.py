@@ -305,50 +305,6 @@ def consistent(index) -> bool:
             and now["chunks"] == state["chunks"])
 
 
-_VERIFIED = "verified.json"
-
-
-def _store_stamp(index) -> dict | None:
-    """What a change to the local store would change: the manifest's state and the size and time of every file
-    under chroma/ and vectors/ (a remote store: None, always checked)."""
-    if index.remote or index.manifest is None:
-        return None
-    files = {}
-    for sub in ("chroma", "vectors", "bm25"):
-        root = index.dir / sub
-        if root.is_dir():
-            for path in sorted(root.rglob("*")):
-                if path.is_file():
-                    st = path.stat()
-                    files[str(path.relative_to(index.dir))] = [st.st_size, st.st_mtime_ns]
-    return {"state": state_tag(index.manifest), "files": files}
-
-
-def verified(index) -> bool:
-    """Whether a read already found the local store consistent and nothing in it changed since."""
-    stamp = _store_stamp(index)
-    if stamp is None or index.manifest_error is not None:
-        return False
-    try:
-        return json.loads((index.dir / _VERIFIED).read_text(encoding="utf-8")) == stamp
-    except (OSError, ValueError):
-        return False
-
-
-def stamp_verified(index) -> None:
-    """Record that the local store, as it is now, passed :func:`check_open` (best effort: a read-only index
-    directory is checked every time)."""
-    stamp = _store_stamp(index)
-    if stamp is None:
-        return
-    tmp = index.dir / f"{_VERIFIED}.{os.getpid()}.tmp"
-    try:
-        tmp.write_text(json.dumps(stamp), encoding="utf-8")
-        os.replace(tmp, index.dir / _VERIFIED)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-
-
 def check_open(index) -> None:
     """Raise one clear error when what a read would see is not what the last write committed."""
     journal = None

@@ -10,6 +10,7 @@ paper that has the run. Nothing here knows English phrasing: "What is X?", "X?",
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -109,6 +110,8 @@ def named_papers(index, question: str, most: int = 3) -> list[str]:
             continue
         pid = as_name[0]
         p = papers[pid]
+        if not _acronym_allowed(word, p):
+            continue
         exact = word in paper_names(p) and _name_form(word)
         if len(holders) == 1 or exact and sum(word in paper_names(papers[h]) for h in holders if h in papers) == 1:
             if pid not in found:
@@ -116,6 +119,21 @@ def named_papers(index, question: str, most: int = 3) -> list[str]:
     if not found:
         found = _named_by_run(index, question, papers)
     return found[:most]
+
+
+def _acronym_allowed(word: str, paper) -> bool:
+    """An acronym that is also an English word ("CLASH", "ASIDE") names a paper only when the question writes it
+    in capitals too: "when do two values clash?" names nothing."""
+    forms = {n for n in paper_names(paper) if n.lower() == word.lower()}
+    return not any(f.isupper() for f in forms) or word.lower() not in _english_words() or word.isupper()
+
+
+@functools.lru_cache(maxsize=1)
+def _english_words() -> frozenset[str]:
+    """Whole words of the embedder's WordPiece vocabulary (~22k): a word list that ships with the package."""
+    from .embedder import load_tokenizer
+
+    return frozenset(w for w in load_tokenizer().get_vocab() if w.isalpha())
 
 
 _RUN = re.compile(r"(?:[A-Z][\w-]*\s+){1,5}[A-Z][\w-]*")

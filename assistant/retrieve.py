@@ -10,7 +10,8 @@ from typing import Callable
 import numpy as np
 
 from .config import Settings
-from .dense import dense_side
+from .names import named_papers
+from .dense import dense_side, top_indices
 from .index import Index, stem_terms
 
 
@@ -85,35 +86,6 @@ def _one_blas_thread():
     spin for a while after each call, taking the cores the next query's ONNX embedding needs: on
     2 cores at 20k papers, search p50 went from 54 to 32 ms (benchmarks/speed.py --query-index)."""
     return _blas_controller().limit(limits=1, user_api="blas")
-
-
-def _top(scores: np.ndarray, n: int) -> np.ndarray:
-    """Indices of the n largest scores, best first (a partial sort: the index can hold 100k papers)."""
-    if n >= len(scores):
-        return np.argsort(-scores, kind="stable")
-    part = np.argpartition(-scores, n)[:n]
-    return part[np.argsort(-scores[part], kind="stable")]
-
-
-def _retry_during_ingest(call, reopen, attempts: int = 4):
-    """Run a Chroma read; an ingest in another process can leave this process's cached vector
-    segments behind the metadata ("Error finding id"). Reopening the store and reading again sees
-    a consistent state; only if that keeps failing is it the user's problem."""
-    import time
-
-    for attempt in range(attempts):
-        try:
-            return call()
-        except Exception as exc:  # chromadb raises InternalError and friends
-            if type(exc).__module__.split(".")[0] != "chromadb":
-                raise
-            if attempt == attempts - 1:
-                from .integrity import read_failure
-
-                # an ingest under way, a full disk or a damaged store: read_failure says which
-                raise read_failure(getattr(reopen, "__self__", None), exc) from exc
-            time.sleep(0.2 * (attempt + 1))
-            reopen()
 
 
 class Retriever:
@@ -201,15 +173,15 @@ class Retriever:
 
     def bm25(self, query: str, n: int) -> dict[str, float]:
         """The top-n papers by BM25 (within the filter, if any) with their scores."""
-        return self._bm25_top(self.bm25_all(query), n)
+        return self._bm25top_indices(self.bm25_all(query), n)
 
-    def _bm25_top(self, scores: np.ndarray | None, n: int) -> dict[str, float]:
+    def _bm25top_indices(self, scores: np.ndarray | None, n: int) -> dict[str, float]:
         if scores is None:
             return {}
         ids = self.index.bm25()[1]
         if self.allowed is not None:
             scores = scores * np.array([pid in self.allowed for pid in ids], dtype=np.float32)
-        return {ids[int(i)]: float(scores[i]) for i in _top(scores, n) if scores[i] > 0}
+        return {ids[int(i)]: float(scores[i]) for i in top_indices(scores, n) if scores[i] > 0}
 
     def search(self, query: str, k: int | None = None, candidates: int = 100, rerank: bool = False) -> Retrieval:
         """Top-k papers for a query, fused from dense and BM25 rankings, with the gate's verdict.
@@ -293,7 +265,7 @@ class Retriever:
         side = dense_side(self, qvec)  # the exact matrix, or at scale Chroma's HNSW + exact re-scoring (dense.py)
         pool = dict.fromkeys(side.top(max(candidates, k * 4)))
         all_bm25 = self.bm25_all(query)
-        bm25 = self._bm25_top(all_bm25, max(candidates, k * 2))
+        bm25 = self._bm25top_indices(all_bm25, max(candidates, k * 2))
         pool.update((pid, None) for pid in bm25 if side.known(pid))
         if all_bm25 is not None:
             pos = self.index.bm25_positions()
@@ -319,7 +291,10 @@ class Retriever:
             hits.append(Hit(paper_id=pid, title=paper.title if paper else pid, score=fused[pid],
                             snippet=texts.get(cid, ""), dense=dense[pid], bm25=bm25.get(pid, 0.0), rank=rank,
                             source=paper.source if paper else "", chunk_id=cid, likelihood=likely.get(pid)))
-        answerable = bool(hits) and (confidence >= self.threshold() or self.names(query, hits[0]))
+        # the search's own verdict (a floor on the cosine, or a paper the query names); `ask` decides with the
+        # fitted model (answer.retrieve)
+        answerable = bool(hits) and (confidence >= self.threshold() or hits[0].paper_id in named_papers(self.index,
+                                                                                                       query))
         return Retrieval(query=query, hits=hits, answerable=answerable, confidence=confidence, query_vector=qvec)
 
     def _rerank(self, query: str, order: list[str], fused: dict[str, float], papers: dict,
@@ -365,84 +340,10 @@ class Retriever:
         first = set(holds)
         return holds + [pid for pid in order if pid not in first] if holds else order
 
-    def named_paper(self, query: str, hits: list[Hit] | None = None, k: int = 20) -> Hit | None:
-        """The one hit the query names by a word no other paper of the index has: a coined name ("MergOPT")
-        anywhere in the paper, an acronym ("SWD", "LMs") only in its title (in one abstract of a small corpus an
-        acronym is as likely a field's word); typed in lower case ("mergopt", "swd"), a word no English word list
-        has, spelled so by the paper. None if no hit or several are named. Without ``hits``, the query's top
-        ``k`` are searched for, only when it has such a word."""
-        words = {w for w in _WORD.findall(query) if _name_like(w)
-                 or w.islower() and len(w) >= 3 and w not in _english_words()}
-        unique = [w for w in words if stem_terms(w) and all(self.index.doc_freq(t) == 1 for t in stem_terms(w))]
-        if not unique:
-            return None
-        papers = self.index.all_papers()
-        hits = self.search(query, k=k).hits if hits is None else hits
-
-        def names(hit: Hit) -> bool:
-            p = papers.get(hit.paper_id)
-            if p is None:
-                return False
-            coined = {w.lower() for w in _WORD.findall(f"{p.title} {p.abstract}") if _name_like(w) and not _acronym(w)}
-            acronyms = {w.lower() for w in _WORD.findall(p.title) if _acronym(w)}
-            return any(w.lower() in (acronyms if _acronym(w) else coined if not w.islower() else coined | acronyms)
-                       for w in unique)
-
-        named = [h for h in hits if names(h)]
-        return named[0] if len(named) == 1 else None
-
-    # --- relevance gate ---------------------------------------------------------------------
-    # The gate's confidence is the best chunk cosine among the top 3 fused hits: a paper must match
-    # semantically and survive the lexical vote (the global dense maximum lets a single stray chunk
-    # through on off-topic questions). Calibrated in benchmarks/gate.py against answerable,
-    # unanswerable and out-of-domain questions.
-
-    def names(self, query: str, hit: Hit, in_abstract: bool = False) -> bool:
-        """Whether the query names the hit's paper (see :meth:`name_words`)."""
-        return bool(self.name_words(query, hit, in_abstract))
-
-    def name_words(self, query: str, hit: Hit, in_abstract: bool = False) -> set[str]:
-        """The words by which the query names the hit's paper: a word written like a name ("LongFilter", "CLASH": a
-        capital after the first letter, or all capitals) that is in the paper's title and in at most
-        :data:`NAME_MAX_PAPERS` papers, or a coined one (not all capitals) in its abstract and in no other
-        paper. "What GPU does LongFilter use?" is about LongFilter, though what it asks is far from every
-        abstract sentence (cosine 0.29, under the gate): the answer should say what the abstract has, not
-        that no paper addresses it. ``in_abstract``: any word of the abstract counts as for the title
-        (which paper "compare CLASH and ChatInject" means, once past the gate)."""
-        words = _WORD.findall(query)
-        candidates = [w for w in words if _name_like(w)]
-        # typed in lower case ("what gpu does longfilter use?"): a word the paper spells in mixed case, or
-        # in capitals when it is no English word ("pscl" is PSCL; "clash" is a word, CLASH a dataset). Only
-        # all-lower-case words: "Aspirin inhibits ..." (a SciFact claim) wrote a word, not "ASPIRin" (an
-        # arxiv-ml title)
-        lower = {w for w in words if w.islower() and len(w) >= 4}
-        if not candidates and not lower:
-            return set()
-        title_words = set(_WORD.findall(hit.title))
-        paper = self.index.all_papers().get(hit.paper_id)
-        abstract_words = set(_WORD.findall(paper.abstract)) if paper else set()
-        if lower:
-            spelled = {w.lower(): w for w in title_words | abstract_words
-                       if _name_like(w) and (not w.isupper() or w.lower() not in _english_words())}
-            candidates += [spelled[w] for w in lower if w in spelled]
-        found = set()
-        for word in candidates:
-            # in the abstract alone, only a coined name ("GeneBreaker") in no other paper: an acronym found in
-            # one abstract of a small corpus is as likely a field's word ("DNA" let 6 SciFact claims through)
-            coined = not word.isupper()
-            most = NAME_MAX_PAPERS if word in title_words or in_abstract and word in abstract_words else \
-                1 if coined and word in abstract_words else 0
-            if any(0 < self.index.doc_freq(t) <= most for t in stem_terms(word)):
-                found.add(word.lower())
-        return found
-
     def threshold(self) -> float:
         return self.settings.min_relevance if self.settings.min_relevance is not None else DEFAULT_GATE
 
 
-#: A name (see :meth:`Retriever.names`) in more papers than this is a field's term ("LoRA", "CLIP"), not one paper's.
-NAME_MAX_PAPERS = 3
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 _PART = re.compile(r"[A-Za-z][A-Za-z0-9]*")  # a word, or one part of a hyphenated one
 
 

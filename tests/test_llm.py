@@ -32,7 +32,8 @@ def test_request_carries_numbered_sources_in_the_user_message_only(retriever, mo
     system, user = body["messages"]
     assert system["role"] == "system" and user["role"] == "user"
     assert NO_ANSWER_PHRASE in system["content"]
-    assert "<source n=\"1\"" in user["content"] and "<source n=\"5\"" in user["content"]
+    # the relevant papers only, numbered from 1
+    assert "<source n=\"1\"" in user["content"] and "<source n=\"2\"" in user["content"]
     assert QUESTION in user["content"]
     # abstracts never reach the system message
     assert "Federated" not in system["content"]

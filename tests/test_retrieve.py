@@ -85,35 +85,32 @@ def test_gate_rejects_off_topic_questions_and_accepts_on_topic_ones(retriever):
 
 def test_a_question_naming_a_paper_passes_the_gate_though_its_cosine_is_low(retriever):
     """"What GPU does LongFilter use?" is about LongFilter even if nothing in its abstract is near it."""
+    from assistant.names import named_papers
+
     named = retriever.search("What GPU does LongFilter use?", k=5)
     assert named.hits[0].paper_id == "002_20c6bded0bdf1017#8"
     assert named.confidence < retriever.threshold() and named.answerable
-    # a coined name in one abstract only (the derived title names JailbreakDNABench, not GeneBreaker)
-    coined = retriever.search("Describe the three components of GeneBreaker", k=5)
-    assert coined.hits[0].paper_id == "002_20c6bded0bdf1017#11" and coined.answerable
-    # not on their own: a name no title has, a field's word in capitals (LLM: in most papers; DNA: in one
-    # abstract, but an acronym), a word not written as a name
-    for question in ("What GPU does AlphaFold use?", "Which GPU does an LLM bakery use?",
-                     "The repair of Cas9-induced double strand breaks in human DNA is error-prone."):
+    # a coined name in one abstract only
+    assert named_papers(retriever.index, "Describe the three components of GeneBreaker") == ["002_20c6bded0bdf1017#11"]
+    # not names: one no paper has, a field's word in most papers (LLM)
+    for question in ("What GPU does AlphaFold use?", "Which GPU does an LLM bakery use?"):
+        assert named_papers(retriever.index, question) == [], question
         result = retriever.search(question, k=5)
         assert result.confidence < retriever.threshold() and not result.answerable, question
 
 
 def test_a_name_typed_in_lower_case_still_names_its_paper(retriever):
     """Terminal users type "what gpu does longfilter use?": the paper spells the word as a name, so it is
-    one. Not an acronym that is also an English word: "clash" is a word, "CLASH" a dataset."""
+    one. Not an acronym that is also an English word other papers use: "clash" is a word, "CLASH" a dataset."""
+    from assistant.names import named_papers
+
     typed = retriever.search("what gpu does longfilter use?", k=5)
     assert typed.hits[0].paper_id == "002_20c6bded0bdf1017#8"
     assert typed.confidence < retriever.threshold() and typed.answerable
-    clash = retriever.search("What does CLASH measure?", k=5).hits[0]
-    assert clash.paper_id == "004_b9c85a56bb10ecbe#8"
-    assert retriever.names("what does CLASH measure?", clash, in_abstract=True)
-    assert not retriever.names("when do two values clash?", clash, in_abstract=True)
-    assert not retriever.names("what gpu does longfilter use?", clash, in_abstract=True)  # the hit's own word
-    # an acronym that is no English word counts in lower case too
-    pscl = retriever.search("Which CLIP variant does the part localization module of PSCL use?", k=5).hits[0]
-    assert pscl.paper_id == "002_20c6bded0bdf1017#19"
-    assert retriever.names("which clip variant does the part localization module of pscl use?", pscl)
+    assert named_papers(retriever.index, "What does CLASH measure?") == ["004_b9c85a56bb10ecbe#8"]
+    assert named_papers(retriever.index, "when do two values clash?") == []
+    assert named_papers(retriever.index, "which clip variant does the part localization module of pscl use?") \
+        == ["002_20c6bded0bdf1017#19"]
 
 
 def test_typos_are_mended_from_the_words_of_the_papers_found(retriever):
