@@ -123,7 +123,8 @@ def doctor(settings: Settings, repair: bool = False) -> dict:
                f"in {found['dir']}; consistent (commit {found['generation']}; {derived})"
 
     def embedder_check():
-        from .embedder import embed_query, get_embedder
+        from .embedder import embed_query
+        from .embedders import get_embedder
 
         vec = embed_query(get_embedder(settings), "doctor check")
         return f"{settings.embedder}: {vec.shape[0]} dimensions, model checksum verified"

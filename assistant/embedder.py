@@ -94,7 +94,7 @@ def _verified(path: str) -> str:
 SLOW_FUSIONS = ("SkipLayerNormFusion", "BiasGeluFusion")
 
 
-def _new_session(model: str | bytes, threads: int, tuned: bool = True):
+def new_session(model: str | bytes, threads: int, tuned: bool = True):
     """An onnxruntime CPU session on a model file path or serialized model; ``tuned=False`` keeps every
     fusion onnxruntime makes by default (the benchmarks' plain baseline)."""
     import onnxruntime as ort
@@ -136,8 +136,8 @@ def _fast_graph(source: str, cache_dir: Path | None, threads: int) -> bytes | No
     try:
         data = onnxgraph.rewrite(Path(source).read_bytes())
         probe = ["[CLS] only", "graph neural networks for molecules " * 40, "a short query about federated learning"]
-        plain = OnnxMiniLM._embed_with(_new_session(source, threads, tuned=False), probe, 3)
-        fast = OnnxMiniLM._embed_with(_new_session(data, threads), probe, 3)
+        plain = OnnxMiniLM._embed_with(new_session(source, threads, tuned=False), probe, 3)
+        fast = OnnxMiniLM._embed_with(new_session(data, threads), probe, 3)
         if float(np.min((plain * fast).sum(axis=1))) < 0.99999:
             return None
     except Exception:  # noqa: BLE001 - any failure means: use the original graph, which always works
@@ -184,7 +184,7 @@ class OnnxMiniLM:
             if self.graph not in OnnxMiniLM._sessions:
                 path = _verified(str(model_path()))
                 session = self._fast_session(path) if self.graph == "fast" else None
-                OnnxMiniLM._sessions[self.graph] = session or _new_session(path, self.threads,
+                OnnxMiniLM._sessions[self.graph] = session or new_session(path, self.threads,
                                                                            tuned=self.graph == "fast")
             return OnnxMiniLM._sessions[self.graph]
 
@@ -198,7 +198,7 @@ class OnnxMiniLM:
             if data is None:
                 return None
             try:
-                return _new_session(data, self.threads)
+                return new_session(data, self.threads)
             except Exception:  # noqa: BLE001 - a damaged cache file: drop it and build the graph again, once
                 with contextlib.suppress(OSError):
                     _cached_graph(directory).unlink()
@@ -259,20 +259,6 @@ def embedder_id(spec: str) -> str:
     if spec.startswith("openai:") and len(spec) > 7:
         return spec
     raise ConfigError(f"ASSISTANT_EMBEDDER={spec!r} is not valid; use 'minilm' or 'openai:<model>'")
-
-
-def get_embedder(settings):
-    """The embedder the settings ask for."""
-    spec = settings.embedder
-    embedder_id(spec)
-    if spec == "minilm":
-        return LocalMiniLM(embed_batch_size=settings.embed_batch, cache_dir=settings.cache_dir)
-    if not (settings.api_key or settings.base_url):
-        raise ConfigError(f"ASSISTANT_EMBEDDER={spec} needs OPENAI_API_KEY (or OPENAI_BASE_URL); "
-                          "set one, or use ASSISTANT_EMBEDDER=minilm")
-    from .llama import OpenAIEmbedder
-
-    return OpenAIEmbedder(settings, spec.split(":", 1)[1])
 
 
 def embed_array(embedder, texts: list[str], on_batch: Callable[[int], None] | None = None) -> np.ndarray:

@@ -211,6 +211,7 @@ def chroma_collection(settings: Settings | None = None):
 def embed_query(text: str, settings: Settings | None = None) -> list[float]:
     """A query's vector from the embedder the index was built with (unit length), for
     ``VectorStoreQuery(query_embedding=...)`` against :func:`chroma_collection`."""
-    from .embedder import embed_query as embed, get_embedder
+    from .embedder import embed_query as embed
+    from .embedders import get_embedder
 
     return embed(get_embedder(_settings(settings)), text).tolist()

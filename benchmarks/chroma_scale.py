@@ -225,7 +225,7 @@ def exact_chunks(corpus: Corpus, qvecs: np.ndarray, k: int = 10) -> list[list[st
 
 def exact_papers(corpus: Corpus, qvecs: np.ndarray, k: int = 10) -> tuple[list[list[str]], list[float]]:
     """Exact best-chunk ranking of papers, and the time of the matrix path's dense side per query (ms)."""
-    from assistant.retrieve import _top
+    from assistant.dense import top_indices as _top
 
     pids = corpus.chunk_paper
     starts = np.flatnonzero(np.r_[True, np.asarray(pids[1:]) != np.asarray(pids[:-1])])
@@ -383,7 +383,8 @@ def main() -> None:
         print(json.dumps(client(*json.loads(args.client))))
         return
     from assistant.config import Settings
-    from assistant.embedder import embed_array, get_embedder
+    from assistant.embedder import embed_array
+    from assistant.embedders import get_embedder
     from assistant.index import Index
 
     efs = [int(e) for e in args.efs.split(",")]

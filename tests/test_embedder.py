@@ -53,7 +53,7 @@ def test_llama_index_face_matches_the_local_embedder():
 def test_query_path_does_not_import_llama_index():
     from .conftest import heavy_modules_after
 
-    code = ("from assistant.embedder import get_embedder; from assistant.config import Settings; "
+    code = ("from assistant.embedders import get_embedder; from assistant.config import Settings; "
             "get_embedder(Settings()).embed_array(['x']); import assistant.retrieve, assistant.answer")
     assert heavy_modules_after(code, ["llama_index.core"]) == []
 
@@ -138,7 +138,8 @@ def test_rewritten_graph_is_cached_and_a_damaged_cache_falls_back(tmp_path, monk
 
 def test_settings_cache_dir_is_where_the_graph_is_cached(tmp_path, monkeypatch):
     from assistant.config import Settings
-    from assistant.embedder import OnnxMiniLM, get_embedder
+    from assistant.embedder import OnnxMiniLM
+    from assistant.embedders import get_embedder
 
     monkeypatch.setenv("ASSISTANT_CACHE_DIR", str(tmp_path / "from-env"))
     monkeypatch.setattr(OnnxMiniLM, "_sessions", {})

@@ -139,7 +139,8 @@ def test_openai_embedder_is_llama_index_openai_embedding(monkeypatch):
     from llama_index.embeddings.openai import OpenAIEmbedding
 
     from assistant.config import Settings
-    from assistant.embedder import embed_array, get_embedder
+    from assistant.embedder import embed_array
+    from assistant.embedders import get_embedder
     from assistant.errors import LLMError
 
     monkeypatch.setenv("OPENAI_BASE_URL", LLM_BASE)

@@ -45,9 +45,10 @@ def test_rerank_setting_accepts_auto_off_smollm2_and_gguf_paths_only(monkeypatch
 
 
 def test_without_the_weights_auto_is_off_and_smollm2_says_how_to_install_them(monkeypatch):
-    from assistant import rerank
+    from assistant import config, rerank
 
     monkeypatch.setattr(rerank, "smollm2_path", lambda: None)
+    monkeypatch.setattr(config, "smollm2_path", lambda: None)
     monkeypatch.delenv("ASSISTANT_RERANK")
     assert Settings.from_env().rerank == "off"
     monkeypatch.setenv("ASSISTANT_RERANK", "smollm2")
