@@ -236,6 +236,10 @@ def render_sources(answer, console: Console | None = None) -> None:
             console.print(shown(answer.quoted))
         return
     if not answer.citations:
+        if not answer.answerable and answer.related:  # the nearest papers, never an answer
+            console.print("[dim]Nearest papers (not on exactly this; not cited):[/]")
+            for h in answer.related:
+                _print_paper("-", h.paper_id, h.title, None, console)
         return
     console.print("\n[bold]Sources[/]")
     for c in answer.citations:

@@ -117,27 +117,61 @@ def chat(settings: Settings, messages: list[dict], on_token: Callable[[str], Non
         raise
     except Exception as exc:
         raise map_error(exc, settings) from exc
-    return _consume(response, settings, on_token)
+    return _consume(response, settings, on_token, max_tokens)
 
 
-def _consume(response, settings: Settings, on_token: Callable[[str], None] | None) -> Completion:
+#: A streamed answer's bounds. Connecting, the first chunk and every gap between chunks: ASSISTANT_LLM_TIMEOUT each
+#: (the client's timeout). The whole stream: ASSISTANT_LLM_TIMEOUT + max_tokens / MIN_TOKENS_PER_SECOND seconds (a
+#: server dripping a token a second is cut). Its text: max_tokens x CHARS_PER_TOKEN characters (a server that ignores
+#: max_tokens is not read past that). Past either bound the stream is closed and the answer marked cut.
+MIN_TOKENS_PER_SECOND = 4
+CHARS_PER_TOKEN = 8
+
+
+def _consume(response, settings: Settings, on_token: Callable[[str], None] | None,
+             max_tokens: int | None = None) -> Completion:
+    import time
+
     parts: list[str] = []
     usage: dict = {}
     model = settings.model
     finished = None
+    chunks = size = 0
+    tokens = max_tokens or settings.max_tokens or 4096
+    deadline = time.monotonic() + settings.llm_timeout + tokens / MIN_TOKENS_PER_SECOND
+    cap = tokens * CHARS_PER_TOKEN
     try:
         for chunk in response:
+            chunks += 1
             if getattr(chunk, "usage", None):
                 usage = chunk.usage.model_dump()
             model = getattr(chunk, "model", None) or model
             for choice in chunk.choices or []:
                 delta = getattr(choice.delta, "content", None) if choice.delta else None
                 if delta:
+                    delta = delta[:max(cap - size, 0)]
+                    size += len(delta)
                     parts.append(delta)
-                    if on_token:
+                    if on_token and delta:
                         on_token(delta)
                 if choice.finish_reason:
                     finished = choice.finish_reason
+            if size >= cap:  # a server that ignores max_tokens: read no further
+                finished = "length"
+                break
+            if time.monotonic() > deadline:  # too slow overall: keep what arrived, marked incomplete
+                finished = None
+                break
+        else:
+            if not chunks:  # a JSON body (or nothing) where a stream was asked for
+                raise LLMError(f"the LLM endpoint {_endpoint(settings)} sent a malformed response (no stream to a "
+                               "stream request); check that it is OpenAI-compatible")
+        getattr(response, "close", lambda: None)()
+        if size >= cap or finished is None and chunks and parts:
+            text = "".join(parts)
+            return Completion(text=text, complete=False, usage=usage, model=model, finish_reason=finished)
+    except LLMError:
+        raise
     except Exception as exc:
         if not parts:
             raise map_error(exc, settings) from exc
