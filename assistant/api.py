@@ -19,7 +19,8 @@ def ingest_paths(paths: list[Path] | None, settings: Settings, rebuild: bool = F
                  progress: Progress | None = None) -> tuple[IngestReport, ParseReport]:
     """Parse everything first (so a bad file changes nothing), then write the index. ``--rebuild``
     without paths re-reads the sources the manifest records, never silently the bundled corpus."""
-    from .integrity import rebuild_sources, source_list
+    from .index import rebuild_sources
+    from .integrity import source_list
 
     if rebuild and not paths:
         paths = rebuild_sources(settings)

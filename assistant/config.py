@@ -70,6 +70,16 @@ def smollm2_path() -> Path | None:
 
 
 
+def local_dir(settings: Settings) -> Path:
+    """Local directory: the whole index, or (server mode) the BM25 cache and lock for that server."""
+    import hashlib
+
+    base = Path(settings.index_dir)
+    if settings.chroma_url:
+        return base / ("server-" + hashlib.sha256(settings.chroma_url.encode()).hexdigest()[:10])
+    return base
+
+
 def cache_dir() -> Path:
     """ASSISTANT_CACHE_DIR, else $XDG_CACHE_HOME/assistant, else ~/.cache/assistant."""
     explicit = _env("ASSISTANT_CACHE_DIR")

@@ -14,14 +14,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .corpus import Paper
-    from .index import Index
-    from .retrieve import Retriever
+from .corpus import Paper
 
 #: An embedded index with more chunks than this searches through HNSW (ASSISTANT_DENSE=exact|hnsw overrides): at
 #: 200k chunks the HNSW side took 6.5 ms (recall@10 0.982), the matrix 22.9 ms and 614 MB (docs/chroma-scale.md).
@@ -45,7 +41,7 @@ def hnsw_metadata() -> dict:
             "hnsw:search_ef": HNSW_EF_SEARCH}
 
 
-def uses_hnsw(index: Index) -> bool:
+def uses_hnsw(index) -> bool:
     """Whether searches of this index take their dense candidates from HNSW (decided once per opened index)."""
     mode = getattr(index.settings, "dense", "auto")
     if mode in ("exact", "hnsw"):
@@ -58,14 +54,14 @@ def uses_hnsw(index: Index) -> bool:
     return found
 
 
-def dense_side(retriever: Retriever, qvec: np.ndarray) -> MatrixDense | HnswDense:
+def dense_side(retriever, qvec: np.ndarray) -> MatrixDense | HnswDense:
     return HnswDense(retriever, qvec) if uses_hnsw(retriever.index) else MatrixDense(retriever, qvec)
 
 
 class MatrixDense:
     """Exact best-chunk cosine of every paper from the chunk-vector matrix (``Retriever.dense_all``)."""
 
-    def __init__(self, retriever: Retriever, qvec: np.ndarray):
+    def __init__(self, retriever, qvec: np.ndarray):  # a retrieve.Retriever
         self.retriever = retriever
         self.ids, self.best, self.sims = retriever.dense_all(qvec)
         self.at = retriever.index.chunk_vectors().position
@@ -88,14 +84,14 @@ class MatrixDense:
 class HnswDense:
     """Candidates from the chunk collection's HNSW index, re-scored exactly (see the module docstring)."""
 
-    def __init__(self, retriever: Retriever, qvec: np.ndarray):
+    def __init__(self, retriever, qvec: np.ndarray):  # a retrieve.Retriever
         self.retriever = retriever
         self.qvec = np.asarray(qvec, dtype=np.float32)
         self.scores: dict[str, float] = {}
         self.chunk: dict[str, str] = {}
 
     def _call(self, fn):
-        from .index import retry_during_ingest
+        from .records import retry_during_ingest
 
         index = self.retriever.index
         return retry_during_ingest(lambda: fn(index.chunks), index.reopen)
@@ -171,7 +167,7 @@ class PaperShelf(Mapping):
     for (the last :data:`SHELF_SIZE` kept) rather than all held: at scale a client holds the BM25 index,
     not the corpus. Iterating pages through the collection, in the order Chroma returns records."""
 
-    def __init__(self, index: Index):
+    def __init__(self, index):  # an index.Index
         self.index = index
         self._kept: OrderedDict[str, Paper] = OrderedDict()
 
@@ -183,8 +179,8 @@ class PaperShelf(Mapping):
 
     def prefetch(self, paper_ids: list[str]) -> None:
         """Read the papers not kept yet in one request."""
-        from .index import meta_to_paper
-        from .index import retry_during_ingest
+        from .records import meta_to_paper
+        from .records import retry_during_ingest
 
         todo = [pid for pid in dict.fromkeys(paper_ids) if pid not in self._kept]
         if todo:
@@ -206,7 +202,7 @@ class PaperShelf(Mapping):
         return isinstance(paper_id, str) and self.get(paper_id) is not None
 
     def __iter__(self) -> Iterator[str]:
-        from .index import paged
+        from .records import paged
 
         return (pid for pid, in paged(self.index.papers, []))
 
@@ -214,7 +210,7 @@ class PaperShelf(Mapping):
         return self.index.papers.count()
 
     def values(self) -> Iterator[Paper]:  # type: ignore[override]
-        from .index import meta_to_paper, paged
+        from .records import meta_to_paper, paged
 
         return (meta_to_paper(m, d) for _, m, d in paged(self.index.papers, ["metadatas", "documents"]))
 

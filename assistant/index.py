@@ -20,6 +20,7 @@ import functools
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -31,29 +32,21 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 import numpy as np  # noqa: E402
 
-from .config import Settings  # noqa: E402
+from .config import Settings, local_dir  # noqa: E402
 from .corpus import Paper  # noqa: E402
 from .errors import IndexStoreError, InputError  # noqa: E402
 from . import integrity  # noqa: E402
+from .records import PAGE, meta_to_paper, paged, retry_during_ingest  # noqa: E402,F401  (read here too)
 
 MANIFEST_VERSION = 1
 #: Bumped whenever what BM25 indexes changes, so stale BM25 indexes are rebuilt on open.
 BM25_VERSION = 2
 #: Bumped whenever the layout of the cached chunk-vector matrix changes.
 VECTORS_VERSION = 1
-#: Rows read from Chroma per request when the chunk-vector matrix is rebuilt (bounds memory).
-PAGE = 5000
 CHUNKS = "chunks"
 PAPERS = "papers"
 META = integrity.META
 
-
-def local_dir(settings: Settings) -> Path:
-    """Local directory: the whole index, or (server mode) the BM25 cache and lock for that server."""
-    base = Path(settings.index_dir)
-    if settings.chroma_url:
-        return base / ("server-" + hashlib.sha256(settings.chroma_url.encode()).hexdigest()[:10])
-    return base
 
 Progress = Callable[[int, int], None]
 #: Sentence vectors of abstracts already quoted by extractive answers (a cache; safe to delete).
@@ -82,15 +75,6 @@ def fingerprint_of(hashes: dict[str, str]) -> str:
     """Identity of a paper set: its ids and content hashes (the BM25 and vector caches are tagged with it)."""
     pairs = sorted(f"{pid}:{h}" for pid, h in hashes.items())
     return hashlib.sha256("\n".join(pairs).encode()).hexdigest()[:16]
-
-
-def paged(collection, include: list[str]):
-    """Yield (id, *included fields) for every record, read PAGE at a time: one ``get`` of a whole
-    20k-paper collection costs hundreds of MB while Chroma converts it."""
-    total = collection.count()
-    for offset in range(0, total, PAGE):
-        got = collection.get(include=include, limit=PAGE, offset=offset)
-        yield from zip(got["ids"], *(got[name] for name in include))
 
 
 @dataclass
@@ -187,16 +171,6 @@ def paper_to_meta(paper: Paper) -> dict:
     return {"paper_id": paper.id, "title": paper.title, "source": paper.source, "position": paper.position,
             "content_hash": paper.content_hash, "abstract": paper.abstract,
             "paper_json": json.dumps(data, ensure_ascii=False, default=str)}
-
-
-def meta_to_paper(meta: dict, document: str | None = None) -> Paper:
-    """The paper a record holds (indexes before 2026-12-01 kept the abstract as the document)."""
-    d = json.loads(meta["paper_json"])
-    abstract = meta["abstract"] if "abstract" in meta else document or ""
-    return Paper(id=d["id"], title=d["title"], abstract=abstract, source=d["source"], position=d["position"],
-                 authors=tuple(d.get("authors") or ()), url=d.get("url"), date=d.get("date"),
-                 keywords=tuple(d.get("keywords") or ()), urls=tuple(d.get("urls") or ()),
-                 title_derived=bool(d.get("title_derived")), extra=d.get("extra") or {})
 
 
 def _paper_dict(paper: Paper) -> dict:
@@ -952,10 +926,10 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
     with _lock(index_dir), contextlib.ExitStack() as held:
         if not settings.chroma_url:
             integrity.check_space(index_dir, len(papers))
-        index = integrity.open_for_write(settings, held, rebuild)
+        index = open_for_write(settings, held, rebuild)
         previous = integrity.recorded(index)
         if rebuild:
-            index = integrity.emptied(index, settings)
+            index = emptied(index, settings)
         else:
             integrity.ready_for_ingest(index)
         # an earlier write left the store ahead of its last commit: commit even if nothing is new
@@ -1101,7 +1075,7 @@ def remove(paper_ids: list[str], settings: Settings) -> list[str]:
     with _lock(local_dir(settings)), contextlib.ExitStack() as held:
         if not settings.chroma_url:
             integrity.check_space(local_dir(settings))
-        index = integrity.open_for_write(settings, held, rebuild=False, create=False)
+        index = open_for_write(settings, held, rebuild=False, create=False)
         integrity.ready_for_remove(index)
         found = index.papers.get(ids=list(paper_ids))["ids"]
         missing = sorted(set(paper_ids) - set(found))
@@ -1129,22 +1103,69 @@ def open_index(settings: Settings, build_default: bool = True, progress: Progres
     return Index(settings)
 
 
-def retry_during_ingest(call, reopen, attempts: int = 4):
-    """Run a Chroma read; an ingest in another process can leave this process's cached vector
-    segments behind the metadata ("Error finding id"). Reopening the store and reading again sees
-    a consistent state; only if that keeps failing is it the user's problem."""
-    import time
+def open_for_write(settings, held: contextlib.ExitStack, rebuild: bool, create: bool = True):
+    """Open the index for a writer that holds the local lock; in server mode take the server's lock too
+    (clients with different local directories share one server)."""
+    try:
+        index = Index(settings, create=create, check=False)
+    except IndexStoreError:
+        if not rebuild or settings.chroma_url:
+            raise
+        return None  # a store too damaged to open: --rebuild replaces it anyway
+    if index.remote:
+        index._heartbeat = held.enter_context(integrity.server_lock(index.client, index.remote))
+    return index
 
-    for attempt in range(attempts):
-        try:
-            return call()
-        except Exception as exc:  # chromadb raises InternalError and friends
-            if type(exc).__module__.split(".")[0] != "chromadb":
-                raise
-            if attempt == attempts - 1:
-                from .integrity import read_failure
 
-                # an ingest under way, a full disk or a damaged store: read_failure says which
-                raise read_failure(getattr(reopen, "__self__", None), exc) from exc
-            time.sleep(0.2 * (attempt + 1))
-            reopen()
+def emptied(index, settings):
+    """An empty index in place of ``index`` (``ingest --rebuild``)."""
+    from chromadb.api.client import SharedSystemClient
+
+    heartbeat = index._heartbeat if index is not None else None
+    if settings.chroma_url:
+        for name in (CHUNKS, PAPERS, integrity.META):
+            with contextlib.suppress(Exception):  # already gone
+                index.client.delete_collection(name)
+    else:
+        base = local_dir(settings)
+        for sub in ("chroma", "bm25", "vectors", "manifest.json"):
+            target = base / sub
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+        SharedSystemClient.clear_system_cache()  # this process's handle on the deleted store
+    fresh = Index(settings, create=True, check=False)
+    fresh._heartbeat = heartbeat
+    return fresh
+
+
+def rebuild_sources(settings) -> list[Path] | None:
+    """The paths ``ingest --rebuild`` (no paths) re-reads: the sources the index records. None means the
+    bundled corpus, allowed only when that is what the index holds or the index holds nothing."""
+    from .corpus import bundled_corpus
+    from .errors import InputError
+
+    if not settings.chroma_url and integrity.holds_nothing(local_dir(settings)):
+        return None
+    try:
+        index = Index(settings, create=True, check=False)
+    except IndexStoreError:
+        index = None
+    sources = integrity.recorded(index) if index is not None else []
+    if not sources and index is None:  # a store too damaged to open: the manifest file may still say
+        with contextlib.suppress(Exception):
+            sources = json.loads((local_dir(settings) / "manifest.json").read_text()).get("sources") or []
+    count = index.count() if index is not None else None
+    if not sources:
+        if not count:
+            return None
+        raise InputError(f"the {count} papers in {index.remote or index.dir} came from files this index does not "
+                         "record; name them: assistant ingest --rebuild FILES (to replace them with the bundled "
+                         f"corpus: assistant ingest --rebuild {shlex.quote(str(bundled_corpus()))})")
+    missing = [s for s in sources if s != integrity.BUNDLED and not Path(s).exists()]
+    if missing:
+        raise InputError(f"cannot rebuild: {', '.join(missing)}, recorded as ingested, no longer exist; restore "
+                         "them, or name what the index should hold: assistant ingest --rebuild FILES (nothing "
+                         "was changed)")
+    return [bundled_corpus() if s == integrity.BUNDLED else Path(s) for s in sources]

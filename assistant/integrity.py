@@ -250,7 +250,7 @@ def translate(exc: BaseException, settings) -> IndexStoreError | None:
     import errno
     import sqlite3
 
-    from .index import local_dir
+    from .config import local_dir
 
     url = getattr(settings, "chroma_url", None)
     where = local_dir(settings) if settings is not None else Path(".")
@@ -440,22 +440,6 @@ def crash_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def open_for_write(settings, held: contextlib.ExitStack, rebuild: bool, create: bool = True):
-    """Open the index for a writer that holds the local lock; in server mode take the server's lock too
-    (clients with different local directories share one server)."""
-    from .index import Index
-
-    try:
-        index = Index(settings, create=create, check=False)
-    except IndexStoreError:
-        if not rebuild or settings.chroma_url:
-            raise
-        return None  # a store too damaged to open: --rebuild replaces it anyway
-    if index.remote:
-        index._heartbeat = held.enter_context(server_lock(index.client, index.remote))
-    return index
-
-
 def recorded(index) -> list[str]:
     """Sources the index records, plus those of an interrupted ingest whose papers it keeps."""
     if index is None:
@@ -463,31 +447,6 @@ def recorded(index) -> list[str]:
     m = index.manifest or meta_get(index, "manifest") or {}
     journal = meta_get(index, "journal") or {}
     return list(dict.fromkeys(list(m.get("sources") or []) + list(journal.get("sources") or [])))
-
-
-def emptied(index, settings):
-    """An empty index in place of ``index`` (``ingest --rebuild``)."""
-    from chromadb.api.client import SharedSystemClient
-
-    from .index import CHUNKS, PAPERS, Index, local_dir
-
-    heartbeat = index._heartbeat if index is not None else None
-    if settings.chroma_url:
-        for name in (CHUNKS, PAPERS, META):
-            with contextlib.suppress(Exception):  # already gone
-                index.client.delete_collection(name)
-    else:
-        base = local_dir(settings)
-        for sub in ("chroma", "bm25", "vectors", "manifest.json"):
-            target = base / sub
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
-        SharedSystemClient.clear_system_cache()  # this process's handle on the deleted store
-    fresh = Index(settings, create=True, check=False)
-    fresh._heartbeat = heartbeat
-    return fresh
 
 
 def probe_vectors(index) -> None:
@@ -545,33 +504,3 @@ def source_list(paths) -> list[str]:
     return out
 
 
-def rebuild_sources(settings) -> list[Path] | None:
-    """The paths ``ingest --rebuild`` (no paths) re-reads: the sources the index records. None means the
-    bundled corpus, allowed only when that is what the index holds or the index holds nothing."""
-    from .corpus import bundled_corpus
-    from .errors import InputError
-    from .index import Index, local_dir
-
-    if not settings.chroma_url and holds_nothing(local_dir(settings)):
-        return None
-    try:
-        index = Index(settings, create=True, check=False)
-    except IndexStoreError:
-        index = None
-    sources = recorded(index) if index is not None else []
-    if not sources and index is None:  # a store too damaged to open: the manifest file may still say
-        with contextlib.suppress(Exception):
-            sources = json.loads((local_dir(settings) / "manifest.json").read_text()).get("sources") or []
-    count = index.count() if index is not None else None
-    if not sources:
-        if not count:
-            return None
-        raise InputError(f"the {count} papers in {index.remote or index.dir} came from files this index does not "
-                         "record; name them: assistant ingest --rebuild FILES (to replace them with the bundled "
-                         f"corpus: assistant ingest --rebuild {shlex.quote(str(bundled_corpus()))})")
-    missing = [s for s in sources if s != BUNDLED and not Path(s).exists()]
-    if missing:
-        raise InputError(f"cannot rebuild: {', '.join(missing)}, recorded as ingested, no longer exist; restore "
-                         "them, or name what the index should hold: assistant ingest --rebuild FILES (nothing "
-                         "was changed)")
-    return [bundled_corpus() if s == BUNDLED else Path(s) for s in sources]

@@ -31,7 +31,7 @@ from .prompts import CITATION_EXAMPLE, NO_ANSWER_PHRASE
 from .retrieve import Hit, Retrieval, Retriever
 
 __all__ = ["AssistantLLM", "AssistantQueryEngine", "AssistantRetriever", "assistant_query_engine",
-           "chroma_collection", "embed_query"]
+           "chroma_collection", "embed_query", "vector_store"]
 
 
 def _settings(settings: Settings | None) -> Settings:
@@ -206,6 +206,14 @@ def chroma_collection(settings: Settings | None = None):
         raise IndexStoreError(f"the index at {index.remote or index.dir} predates chunk text for llama-index; "
                               "rebuild it with: assistant ingest --rebuild")
     return index.chunks
+
+
+def vector_store(settings: Settings | None = None):
+    """llama-index's ``ChromaVectorStore`` over :func:`chroma_collection`: query it with :func:`embed_query`'s
+    vectors, or build a ``VectorStoreIndex.from_vector_store`` on it with the same embedder."""
+    from llama_index.vector_stores.chroma import ChromaVectorStore
+
+    return ChromaVectorStore(chroma_collection=chroma_collection(settings))
 
 
 def embed_query(text: str, settings: Settings | None = None) -> list[float]:

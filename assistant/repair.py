@@ -102,7 +102,9 @@ def repair(settings: Settings) -> tuple[list[str], list[str]]:
 
     actions: list[str] = []
     with _lock(local_dir(settings)), contextlib.ExitStack() as held:
-        index = integrity.open_for_write(settings, held, rebuild=False, create=False)
+        from .index import open_for_write
+
+        index = open_for_write(settings, held, rebuild=False, create=False)
         journal = integrity.meta_get(index, "journal")
         _mend_manifest(index, journal, actions)
         index.check_manifest(index.manifest)

@@ -114,9 +114,10 @@ def test_chroma_vector_store_reads_chunks_with_their_text(settings):
     from llama_index.vector_stores.chroma import ChromaVectorStore
 
     from assistant.index import open_index
-    from assistant.llama_index import chroma_collection, embed_query
+    from assistant.llama_index import chroma_collection, embed_query, vector_store
 
     store = ChromaVectorStore(chroma_collection=chroma_collection(settings))
+    assert isinstance(vector_store(settings), ChromaVectorStore)
     papers = open_index(settings).all_papers()
     found_gold = 0
     for question, gold in _lookups():
