@@ -287,13 +287,8 @@ def readable_title(abstract: str) -> str:
     for intro in _INTRO_RE.finditer(text):
         rest = text[intro.end():]
         sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z])", rest, maxsplit=1)[0]
-        m = _ABBR.search(sentence[:200])
-        if m:
-            long_name = _expansion(sentence[: m.start()], m.group(1))
-            # the introduced thing itself: starts the sentence's object, or is a capitalised name near it
-            at = sentence.find(long_name) if long_name else -1
-            if long_name and (at <= 5 or (at <= 40 and long_name[0].isupper())):
-                return _cut(f"{long_name} ({m.group(1)})")
+        if abbreviated := _abbreviated(sentence):
+            return abbreviated
         m = _NAMED.search(sentence)
         if m:
             name = _clean_name(m.group(1))
@@ -326,6 +321,19 @@ def readable_title(abstract: str) -> str:
     return _capital(_phrase(first)) or _cut(first) or "(untitled)"
 
 
+def _abbreviated(sentence: str) -> str | None:
+    """"Long Name (LN)" when an introducing sentence's object is a name it abbreviates, else None."""
+    m = _ABBR.search(sentence[:200])
+    if not m:
+        return None
+    long_name = _expansion(sentence[: m.start()], m.group(1))
+    # the introduced thing itself: starts the sentence's object, or is a capitalised name near it
+    at = sentence.find(long_name) if long_name else -1
+    if long_name and (at <= 5 or (at <= 40 and long_name[0].isupper())):
+        return _cut(f"{long_name} ({m.group(1)})")
+    return None
+
+
 def derive_title(abstract: str) -> str:
     """The title an untitled abstract is stored, searched and matched with (``Paper.title``).
 
@@ -339,13 +347,8 @@ def derive_title(abstract: str) -> str:
     for intro in _INTRO_RE.finditer(text):
         rest = text[intro.end():]
         sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z])", rest, maxsplit=1)[0]
-        m = _ABBR.search(sentence[:200])
-        if m:
-            long_name = _expansion(sentence[: m.start()], m.group(1))
-            # the introduced thing itself: starts the sentence's object, or is a capitalised name near it
-            at = sentence.find(long_name) if long_name else -1
-            if long_name and (at <= 5 or (at <= 40 and long_name[0].isupper())):
-                return _cut(f"{long_name} ({m.group(1)})")
+        if abbreviated := _abbreviated(sentence):
+            return abbreviated
         m = _NAMED.search(sentence)
         if m and _distinctive(_clean_name(m.group(1))):
             name = _clean_name(m.group(1))

@@ -283,30 +283,6 @@ def test_an_error_line_is_one_line_when_stderr_is_piped(tmp_path):
     assert res.stderr.count("\n") == 1 and str(missing) in res.stderr, res.stderr
 
 
-def test_ctrl_c_clears_the_line_and_ctrl_d_leaves(mini_index, tmp_path):
-    pexpect = pytest.importorskip("pexpect")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TERM": "xterm", "COLUMNS": "100", "LINES": "40",
-           "ASSISTANT_HISTORY_FILE": str(tmp_path / "history"), "ORT_DISABLE_TELEMETRY": "1",
-           "PROMPT_TOOLKIT_NO_CPR": "1"}
-    child = pexpect.spawn(sys.executable, ["-m", "assistant", "chat", "--index-dir", str(mini_index)],
-                          env=env, encoding="utf-8", timeout=90, dimensions=(40, 100))
-    try:
-        child.expect("assistant>")
-        child.send("half a question about nothi")
-        child.sendintr()  # Ctrl-C: the half-typed line is dropped, the chat goes on
-        child.expect("Ctrl-D or /exit to leave")
-        child.expect("assistant>")
-        child.sendline("What does Mixture-of-Thought reason with?")
-        child.expect("mini#2")
-        child.expect("assistant>")
-        child.sendeof()
-        child.expect(pexpect.EOF)
-    finally:
-        child.close()
-    assert child.exitstatus == 0
-    assert "nothi" not in (tmp_path / "history").read_text()
-
-
 def test_a_streamed_answer_in_a_terminal_is_inert_and_shows_link_targets(evil_index, mocked_openai_chat,
                                                                          monkeypatch):
     """In a terminal the stream is live Markdown: rich's own styling codes, but none of the model's, and a
