@@ -15,7 +15,7 @@ The same :meth:`Conversation.ask` serves ``chat`` and ``eval``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from .answer import Answer, answer_question
@@ -315,6 +315,15 @@ class Conversation:
                           temperature=0.0)
         rewritten = completion.text.strip().strip('"').splitlines()[0].strip() if completion.text.strip() else ""
         return rewritten or question
+
+    def ask_offline(self, question: str) -> Answer:
+        """The turn answered without the LLM (it failed): the extractive answer, its mode saying so."""
+        saved = self.settings
+        self.settings = replace(saved, llm="off")
+        try:
+            return self.ask(question)
+        finally:
+            self.settings = saved
 
     def ask(self, question: str, on_token: Callable[[str], None] | None = None) -> Answer:
         typed, question = question, without_chitchat(question)

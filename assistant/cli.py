@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from .errors import AssistantError
+from .errors import AssistantError, LLMError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -849,6 +849,12 @@ def chat(
         stream = _streamer() if settings.llm_enabled else None
         try:
             answer = conv.ask(line, on_token=stream)
+        except LLMError as exc:  # the LLM failed this turn: say so in one line, and answer it offline instead
+            if stream:
+                stream.close()
+            err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
+            out.print("[yellow]Answered without the LLM instead:[/]")
+            stream, answer = None, conv.ask_offline(line)
         except AssistantError as exc:
             if stream:
                 stream.close()

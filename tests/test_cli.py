@@ -127,6 +127,18 @@ def test_chat_piped_answers_each_line_and_follows_up(bundled_index_dir):
     assert second.count("Sources") == 2  # the answer's list, then /sources
 
 
+def test_a_chat_turn_the_llm_fails_is_answered_offline_and_the_chat_goes_on(bundled_index_dir, mocked_openai_chat):
+    import httpx
+
+    mocked_openai_chat.return_value = httpx.Response(401, json={"error": {"message": "bad key"}})
+    script = "Which papers study federated learning?\nWhat is Qronos?\n"
+    res = run("chat", "--index-dir", str(bundled_index_dir), input=script)
+    assert res.exit_code == 0, res.output
+    assert res.stderr.count("OPENAI_API_KEY") == 2 and "Traceback" not in res.output
+    assert res.stdout.count("Answered without the LLM instead") == 2
+    assert "Extractive answer" in res.stdout and "001_920fbba894271a85#8" in res.stdout  # Qronos, cited
+
+
 def test_llm_error_in_ask_is_one_line(bundled_index_dir, mocked_openai_chat):
     import httpx
 
