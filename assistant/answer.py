@@ -135,8 +135,7 @@ def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     if retriever.settings.min_relevance is not None and found.confidence < retriever.settings.min_relevance:
         answerable = bool(named)
     hits = found.hits
-    said = _terms(mended) - set().union(*(_name_terms(retriever, pid, mended) for pid in named)) if named else set()
-    if named and (len(said) <= decide.FEW_TERMS or any(pid in top3 for pid in named)):
+    if named and (_asks_little(retriever, mended, named) or any(pid in top3 for pid in named)):
         first = [h for pid in named for h in hits if h.paper_id == pid]
         hits = first + [h for h in hits if h.paper_id not in named]
     elif area and answerable:
@@ -268,13 +267,11 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
 
 def _asks_little(retriever: Retriever, question: str, named: list[str]) -> bool:
     """Whether a question that names papers asks nothing else of them ("What is Qronos?", "explain trinity"):
-    then what they contribute is the answer."""
-    from .decide import FEW_TERMS
-
+    then they lead the hits and what they contribute is the answer."""
     left = _terms(question) - set().union(*(_name_terms(retriever, pid, question) for pid in named))
     # a term in a tenth of the papers or more frames the question ("paper", "propose", "work"); a rarer one asks
     common = max(2, len(retriever.index.all_papers()) // 10)
-    return len(left) <= FEW_TERMS and not any(retriever.index.doc_freq(t) < common for t in left)
+    return not any(retriever.index.doc_freq(t) < common for t in left)
 
 
 # --- sources and citations ------------------------------------------------------------------

@@ -284,9 +284,7 @@ def readable_title(abstract: str) -> str:
     """
     text = normalise_space(readable(abstract))
     fallback = ""
-    for intro in _INTRO_RE.finditer(text):
-        rest = text[intro.end():]
-        sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z])", rest, maxsplit=1)[0]
+    for sentence in _introducing(text):
         if abbreviated := _abbreviated(sentence):
             return abbreviated
         m = _NAMED.search(sentence)
@@ -321,6 +319,12 @@ def readable_title(abstract: str) -> str:
     return _capital(_phrase(first)) or _cut(first) or "(untitled)"
 
 
+def _introducing(text: str):
+    """What follows each "we introduce / propose ..." of a text, to the end of its sentence."""
+    for intro in _INTRO_RE.finditer(text):
+        yield re.split(r"(?<=[.!?])\s+(?=[A-Z])", text[intro.end():], maxsplit=1)[0]
+
+
 def _abbreviated(sentence: str) -> str | None:
     """"Long Name (LN)" when an introducing sentence's object is a name it abbreviates, else None."""
     m = _ABBR.search(sentence[:200])
@@ -344,9 +348,7 @@ def derive_title(abstract: str) -> str:
     ``OpenAgentSafety: a comprehensive and modular framework ...``), else its first sentence cut at ~90 chars.
     """
     text = normalise_space(abstract)
-    for intro in _INTRO_RE.finditer(text):
-        rest = text[intro.end():]
-        sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z])", rest, maxsplit=1)[0]
+    for sentence in _introducing(text):
         if abbreviated := _abbreviated(sentence):
             return abbreviated
         m = _NAMED.search(sentence)

@@ -48,11 +48,6 @@ class Logistic:
                    bias=float(d["bias"]), threshold=float(d["threshold"]))
 
 
-#: A question that names a paper and has at most this many other terms asks what the paper is ("What is
-#: Qronos?", "how does MELT work", "what does the paper introducing ARC-JSD propose?").
-FEW_TERMS = 3
-
-
 @functools.lru_cache(maxsize=1)
 def models() -> dict:
     """The fitted models: ``intent`` (area vs one paper), ``answerable``, ``relevant`` (:class:`Logistic`), and
