@@ -145,7 +145,7 @@ def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
                         query_vector=found.query_vector)
     relevance = decide.relevant_probabilities(decide.signals(retriever, mended, ordered, depth=max(k, 10),
                                                              named=named[0] if named else None,
-                                                             area=s.question["area"]))
+                                                             area=s.question["area"], papers_only=True))
     out = dc_replace(ordered, hits=hits[:k], intent="area" if area and not named else "paper",
                      relevance={h.paper_id: float(p) for h, p in zip(hits, relevance)}, named=named,
                      probability=probability)

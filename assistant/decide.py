@@ -137,12 +137,12 @@ def topical(question: str, framing: frozenset[str] | None = None) -> frozenset[s
 
 
 def signals(retriever, question: str, found, named: str | None = None, depth: int = 5,
-            area: float | None = None, framing: frozenset[str] | None = None) -> Signals:
+            area: float | None = None, framing: frozenset[str] | None = None, papers_only: bool = False) -> Signals:
     """The signals of a retrieval (``found``: its hits, best first, with their dense and BM25 scores).
 
     ``named``: the paper the question names by a word only it has, if any; ``area``: the intent model's
     probability, when the caller has it (the fitting script passes its out-of-fold one); ``framing``: the
-    framing terms (default: the fitted ones)."""
+    framing terms (default: the fitted ones); ``papers_only``: only the papers' signals will be read."""
     hits = found.hits[:depth]
     qvec = found.query_vector if found.query_vector is not None else retriever.embed_query(question)
     _, best, _ = retriever.dense_all(qvec)
@@ -187,8 +187,9 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
          "area": area_probability(question, qvec, len(qterms)) if area is None else area,
          "missing_rare": missing / rarest, "pairs": max((r["pairs"] for r in rows[:3]), default=0.0),
          "sentence_coverage": first["sentence_coverage"], "scatter": union - max((r["coverage"] for r in rows[:3]), default=0.0)}
+    # one more embedding and dense pass: only when the question's signals are read, not the papers' alone
     q["ablate_gain"] = ablate_gain(retriever, question, hits[0].paper_id, first["cos"], qterms, held[0], weights,
-                                   rarest) if hits else 0.0
+                                   rarest) if hits and not papers_only else 0.0
     return Signals(question=q, papers=rows)
 
 
