@@ -8,18 +8,18 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from .errors import AssistantError, ConfigError, IndexStoreError, InputError, LLMError
+from assistant.errors import AssistantError, ConfigError, IndexStoreError, InputError, LLMError
 
 __version__ = "0.1.0"
 
 _LAZY = {
-    "Settings": "config", "Paper": "corpus", "load_papers": "corpus", "bundled_corpus": "corpus",
-    "Index": "index", "ingest": "index", "open_index": "index", "Chunk": "index",
-    "Hit": "retrieve", "Retrieval": "retrieve", "Retriever": "retrieve",
-    "Answer": "answer", "Citation": "answer", "answer_question": "answer",
-    "Conversation": "chat",
-    "ingest_paths": "api", "search": "api", "ask": "api", "conversation": "api", "list_papers": "api",
-    "get_paper": "api", "retriever": "api", "which": "api", "summarize": "api", "doctor": "api",
+    "Settings": "config", "Paper": "text.corpus", "load_papers": "text.corpus", "bundled_corpus": "text.corpus",
+    "Index": "store.index", "ingest": "store.index", "open_index": "store.index", "Chunk": "store.index",
+    "Hit": "search.retrieve", "Retrieval": "search.retrieve", "Retriever": "search.retrieve",
+    "Answer": "qa.answer", "Citation": "qa.answer", "answer_question": "qa.answer",
+    "Conversation": "chat.conversation",
+    "ingest_paths": "service.api", "search": "service.api", "ask": "service.api", "conversation": "service.api", "list_papers": "service.api",
+    "get_paper": "service.api", "retriever": "service.api", "which": "service.api", "summarize": "service.api", "doctor": "service.api",
 }
 
 __all__ = ["AssistantError", "ConfigError", "IndexStoreError", "InputError", "LLMError", *_LAZY]

@@ -1,3 +1,3 @@
-from .cli import main
+from assistant.cli.app import main
 
 main()

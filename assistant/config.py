@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from .errors import ConfigError
+from assistant.errors import ConfigError
 
 DEFAULT_MODEL = "gpt-4o-mini"
 

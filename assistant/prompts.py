@@ -11,7 +11,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from .errors import ConfigError
+from assistant.errors import ConfigError
 
 #: Exactly what the model must say when the sources do not answer; the parser looks for it too.
 NO_ANSWER_PHRASE = "No paper in the corpus addresses this question."

@@ -11,8 +11,8 @@ def bundled_index(index_dir: Path | None, **overrides):
     """Settings for ``index_dir`` (default: a new temporary directory), with the bundled ICLR corpus
     ingested there first if it holds no index."""
     from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.index import ingest
+    from assistant.text.corpus import load_papers
+    from assistant.store.index import ingest
 
     index_dir = index_dir or Path(tempfile.mkdtemp()) / "iclr"
     settings = Settings(index_dir=index_dir, **overrides)

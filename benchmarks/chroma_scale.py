@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 DIM = 384
-from assistant.dense import HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M  # noqa: E402
+from assistant.store.dense import HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M  # noqa: E402
 
 HNSW_EF_SEARCH_RESTORE = HNSW_EF_SEARCH  # the chunk collection's ef_search after a sweep
 NOISE = 0.6  # per-chunk Gaussian noise (norm) around its paper's mix: cosine ~0.75 to it
@@ -86,8 +86,8 @@ def stop_server(proc: subprocess.Popen) -> None:
 def centers(work: Path) -> np.ndarray:
     """Real MiniLM chunk vectors: the bundled corpus, ingested once into the work directory."""
     from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.index import Index, ingest
+    from assistant.text.corpus import load_papers
+    from assistant.store.index import Index, ingest
 
     settings = Settings(index_dir=work / "bundled", dense="exact")
     if not (work / "bundled" / "manifest.json").exists():
@@ -107,8 +107,8 @@ class Corpus:
 
     def __init__(self, center_vecs: np.ndarray, limit_papers: int | None = None):
         from assistant.config import Settings
-        from assistant.corpus import load_papers
-        from assistant.index import chunk_papers
+        from assistant.text.corpus import load_papers
+        from assistant.store.index import chunk_papers
 
         self.papers, _ = load_papers([SHARED / "corpus" / "arxiv-ml" / "papers.jsonl"])
         self.papers = self.papers[:limit_papers] if limit_papers else self.papers
@@ -125,7 +125,7 @@ class Corpus:
 
     def grow(self, index, target: int) -> None:
         """Write paper + chunk records to the server until it holds ``target`` chunks."""
-        from assistant.index import Chunk, chunk_to_meta, paper_to_meta
+        from assistant.store.index import Chunk, chunk_to_meta, paper_to_meta
 
         batch = index.client.get_max_batch_size()
         while len(self.chunk_ids) < target:
@@ -176,8 +176,8 @@ class Corpus:
 def client(url: str, index_dir: str, mode: str, qs: list[str]) -> dict:
     """Open the server's index as a CLI process would, search every question, report time and memory."""
     from assistant.config import Settings
-    from assistant.index import Index
-    from assistant.retrieve import Retriever
+    from assistant.store.index import Index
+    from assistant.search.retrieve import Retriever
 
     started = time.perf_counter()
     settings = Settings(index_dir=Path(index_dir), chroma_url=url, dense=mode)
@@ -225,7 +225,7 @@ def exact_chunks(corpus: Corpus, qvecs: np.ndarray, k: int = 10) -> list[list[st
 
 def exact_papers(corpus: Corpus, qvecs: np.ndarray, k: int = 10) -> tuple[list[list[str]], list[float]]:
     """Exact best-chunk ranking of papers, and the time of the matrix path's dense side per query (ms)."""
-    from assistant.dense import top_indices as _top
+    from assistant.store.dense import top_indices as _top
 
     pids = corpus.chunk_paper
     starts = np.flatnonzero(np.r_[True, np.asarray(pids[1:]) != np.asarray(pids[:-1])])
@@ -294,8 +294,8 @@ def raw_recall(collection, corpus: Corpus, qvecs: np.ndarray, truth: list[list[s
 
 def dense_side_recall(index, qvecs: np.ndarray, truth: list[list[str]]) -> dict:
     """The search's dense side (HNSW candidates, re-scored exactly): its top-10 papers against exact."""
-    from assistant.dense import HnswDense
-    from assistant.retrieve import Retriever
+    from assistant.store.dense import HnswDense
+    from assistant.search.retrieve import Retriever
 
     retriever = Retriever(index, index.settings)
     hits, ms, missed = 0, [], 0
@@ -342,7 +342,7 @@ def measure_size(server: Server, loader, corpus: Corpus, size: int, qs: list[str
                  efs: list[int], exact_client: bool, work: Path) -> tuple[dict, object]:
     """Grow the server's index to ``size`` chunks and measure clients, the dense side and raw recall."""
     from assistant.config import Settings
-    from assistant.index import Index
+    from assistant.store.index import Index
 
     t = time.perf_counter()
     corpus.grow(loader, size)
@@ -383,9 +383,9 @@ def main() -> None:
         print(json.dumps(client(*json.loads(args.client))))
         return
     from assistant.config import Settings
-    from assistant.embedder import embed_array
-    from assistant.embedders import get_embedder
-    from assistant.index import Index
+    from assistant.embed.embedder import embed_array
+    from assistant.embed.embedders import get_embedder
+    from assistant.store.index import Index
 
     efs = [int(e) for e in args.efs.split(",")]
     work = Path(tempfile.mkdtemp(prefix="chroma-scale-"))

@@ -1,4 +1,4 @@
-"""What storing each chunk's llama-index node in its metadata (``_node_content``, assistant/index.py) costs
+"""What storing each chunk's llama-index node in its metadata (``_node_content``, assistant/store/index.py) costs
 the Chroma writes of an ingest, against the records without it and against the chunk text as Chroma
 documents (which Chroma full-text indexes).
 
@@ -35,8 +35,8 @@ def _write(variant: str, papers_file: str, store: str) -> dict:
     from chromadb.config import Settings as ChromaSettings
 
     from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.index import chunk_papers, chunk_to_meta, node_content
+    from assistant.text.corpus import load_papers
+    from assistant.store.index import chunk_papers, chunk_to_meta, node_content
 
     papers, _ = load_papers([Path(papers_file)])
     chunks = chunk_papers(papers, Settings())

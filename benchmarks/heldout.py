@@ -29,8 +29,8 @@ HEAD = ("R@1", "R@5", "MRR", "area", "d-area", "none", "FR", "named-", "nongold"
 
 def arxiv300_index(work: Path, **overrides):
     from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.index import ingest
+    from assistant.text.corpus import load_papers
+    from assistant.store.index import ingest
 
     settings = Settings(index_dir=work / "arxiv300", **overrides)
     if not (settings.index_dir / "manifest.json").exists():
@@ -42,7 +42,7 @@ def dense_ranking(settings, question: str, k: int = 10) -> list[str]:
     """The plain reference: papers by their best chunk's cosine to the question, nothing else."""
     import numpy as np
 
-    from assistant.api import retriever
+    from assistant.service.api import retriever
 
     found = retriever(settings)
     ids, best, _ = found.dense_all(found.embed_query(question))
@@ -50,7 +50,7 @@ def dense_ranking(settings, question: str, k: int = 10) -> list[str]:
 
 
 def score(path: Path, settings) -> dict:
-    from assistant.evaluate import SINGLE_GOLD, evaluate_questions, load_questions, ndcg_at
+    from assistant.service.evaluate import SINGLE_GOLD, evaluate_questions, load_questions, ndcg_at
 
     items = load_questions(path)
     report = evaluate_questions(items, settings)

@@ -30,7 +30,7 @@ def knn_recall(vecs: np.ndarray, xy: np.ndarray, k: int = 10) -> float:
 
 
 def methods():
-    from assistant.landscape import project
+    from assistant.qa.landscape import project
 
     out = {"PCA": lambda v: project(v, "pca"), "t-SNE": lambda v: project(v, "tsne")}
     import importlib.util
@@ -64,7 +64,7 @@ def main() -> int:
     ap.add_argument("--sample", type=int, default=0, help="random sample of at most N papers per index")
     args = ap.parse_args()
     from assistant.config import Settings
-    from assistant.index import open_index
+    from assistant.store.index import open_index
 
     results = {}
     for d in args.index_dir or [None]:

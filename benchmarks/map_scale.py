@@ -29,8 +29,8 @@ def standin_map(n: int):
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.manifold import TSNE
 
-    from assistant.landscape import PALETTE, CorpusMap, MapPoint, MapTheme
-    from assistant.synthesis import cluster
+    from assistant.qa.landscape import PALETTE, CorpusMap, MapPoint, MapTheme
+    from assistant.qa.synthesis import cluster
 
     rows = [json.loads(line) for line in open(SHARED / "corpus" / "arxiv-ml" / "papers.jsonl")][:n]
     texts = [f"{r.get('title', '')}. {r.get('abstract', '')}" for r in rows]
@@ -79,14 +79,14 @@ def main() -> int:
     ap.add_argument("--index-dir", type=Path)
     ap.add_argument("--papers", type=int, default=19972)
     args = ap.parse_args()
-    from assistant.landscape import write_html, write_png
+    from assistant.qa.landscape import write_html, write_png
 
     result: dict = {}
     if args.index_dir:
         from assistant.config import Settings
-        from assistant.index import local_dir, open_index
-        from assistant.landscape import build_map
-        from assistant.retrieve import Retriever
+        from assistant.store.index import local_dir, open_index
+        from assistant.qa.landscape import build_map
+        from assistant.search.retrieve import Retriever
 
         settings = Settings.from_env(index_dir=args.index_dir)
         shutil.rmtree(local_dir(settings) / "map", ignore_errors=True)

@@ -25,8 +25,8 @@ ASKED = ["How does {} work?", "what is {}?", "how does {lower} work?", "{} resul
 def paper_names(retriever) -> dict[str, str]:
     """paper id -> the name its title gives (a parenthesised acronym, else a leading coined word), when no other
     paper has that name."""
-    from assistant.index import stem_terms
-    from assistant.retrieve import _name_like
+    from assistant.store.index import stem_terms
+    from assistant.search.retrieve import _name_like
 
     out = {}
     for pid, p in retriever.index.all_papers().items():
@@ -43,9 +43,9 @@ def main() -> int:
     ap.add_argument("--index-dir", type=Path)
     ap.add_argument("--json", type=Path, default=HERE / "results" / "names.json")
     args = ap.parse_args()
-    from assistant.answer import answer_question
-    from assistant.index import Index
-    from assistant.retrieve import Retriever
+    from assistant.qa.answer import answer_question
+    from assistant.store.index import Index
+    from assistant.search.retrieve import Retriever
 
     settings = bundled_index(args.index_dir, llm="off")
     retriever = Retriever(Index(settings), settings)

@@ -30,7 +30,7 @@ def question_files(shared: Path) -> list[Path]:
 
 def score(files: list[Path], settings) -> dict:
     """Each file's summary, and the pooled one (every question of every file, weighed alike)."""
-    from assistant.evaluate import EvalReport, evaluate_questions, load_questions
+    from assistant.service.evaluate import EvalReport, evaluate_questions, load_questions
 
     out, rows = {}, []
     for path in files:

@@ -28,8 +28,8 @@ SHARED = HERE.parents[1] / "shared"
 
 def run(files: list[Path], settings) -> dict:
     """Each file's summary, the pooled one, and per-question seconds and re-rank counts."""
-    from assistant import rerank
-    from assistant.evaluate import EvalReport, evaluate_questions, load_questions
+    from assistant.search import rerank
+    from assistant.service.evaluate import EvalReport, evaluate_questions, load_questions
 
     calls = {"n": 0}
     if settings.rerank != "off":

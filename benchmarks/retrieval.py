@@ -41,7 +41,7 @@ def progress_printer(label):
 def systems(settings) -> list[tuple[str, object]]:
     """The retrievers compared, as settings: the lexical and dense sides alone and fused, none re-ranked, then
     the default (fused, re-ranked) where SmolLM2's weights are installed."""
-    from assistant.rerank import SMOLLM2, smollm2_path
+    from assistant.search.rerank import SMOLLM2, smollm2_path
 
     plain = replace(settings, rerank="off")
     out = [("BM25 alone", replace(plain, dense_weight=0.0)), ("dense alone", replace(plain, dense_weight=1.0))]
@@ -52,7 +52,7 @@ def systems(settings) -> list[tuple[str, object]]:
 
 def scifact(work: Path, shared: Path) -> dict:
     from assistant.config import Settings
-    from assistant.evaluate import evaluate_beir
+    from assistant.service.evaluate import evaluate_beir
 
     out = {}
     for name, settings in systems(Settings.from_env(index_dir=work / "scifact")):
@@ -64,9 +64,9 @@ def scifact(work: Path, shared: Path) -> dict:
 
 def dev(index_dir: Path, shared: Path, paths: list[Path] | None = None) -> dict:
     from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.evaluate import evaluate_questions, load_questions
-    from assistant.index import ingest
+    from assistant.text.corpus import load_papers
+    from assistant.service.evaluate import evaluate_questions, load_questions
+    from assistant.store.index import ingest
 
     settings = Settings.from_env(index_dir=index_dir)
     papers, _ = load_papers()

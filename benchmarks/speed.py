@@ -7,7 +7,7 @@ For each corpus size (the bundled 95 ICLR abstracts; the first N arxiv-ml papers
   ASSISTANT_EMBED_BATCH (8 is as fast as 32 for it too), twice:
   cut at 256 tokens as the model is configured, and on the full text (up to 512 tokens), which is what
   ours embeds (ours splits it into chunks instead of cutting it); and once more cut at 256 tokens on the
-  rewritten graph ours runs (``assistant.onnxgraph``), so the table separates what the graph rewrite gains
+  rewritten graph ours runs (``assistant.embed.onnxgraph``), so the table separates what the graph rewrite gains
   from what the pipeline costs;
 - ours: ``assistant ingest`` into a fresh index (papers/s), in a subprocess so peak RSS is its own;
 - llama-index stock: ``IngestionPipeline`` (SentenceSplitter + the same embedder, same batch) into Chroma;
@@ -58,8 +58,8 @@ def _child(code: str, *args: str) -> dict:
 
 RAW = """
 import json, sys, time, resource
-from assistant.corpus import load_papers
-from assistant.embedder import OnnxMiniLM, load_tokenizer
+from assistant.text.corpus import load_papers
+from assistant.embed.embedder import OnnxMiniLM, load_tokenizer
 from pathlib import Path
 if sys.argv[2] == 'full':  # the whole text, up to the model's 512 positions (as ours embeds it, in chunks)
     load_tokenizer().enable_truncation(max_length=512)
@@ -75,9 +75,9 @@ OURS = """
 import json, sys, time, resource
 from pathlib import Path
 from assistant.config import Settings
-from assistant.corpus import load_papers
-from assistant.index import ingest
-from assistant.embedder import OnnxMiniLM
+from assistant.text.corpus import load_papers
+from assistant.store.index import ingest
+from assistant.embed.embedder import OnnxMiniLM
 OnnxMiniLM().embed(['warm up'])
 # imported before the clock starts, as the baselines do: a fixed ~2 s per process, not throughput
 import chromadb
@@ -95,9 +95,9 @@ from llama_index.core import Document
 from llama_index.core.ingestion import IngestionPipeline
 from llama_index.core.node_parser import SentenceSplitter
 from llama_index.vector_stores.chroma import ChromaVectorStore
-from assistant.corpus import load_papers
+from assistant.text.corpus import load_papers
 from assistant.config import Settings
-from assistant.llama import MiniLMEmbedding
+from assistant.embed.llama import MiniLMEmbedding
 cfg = Settings.from_env()
 papers, _ = load_papers([Path(sys.argv[1])] if sys.argv[1] != '-' else None)
 emb = MiniLMEmbedding(embed_batch_size=cfg.embed_batch); emb.embed_array(['warm up'])
@@ -120,8 +120,8 @@ QUERY = """
 import json, sys, time, resource, statistics
 from pathlib import Path
 from assistant.config import Settings
-from assistant.api import retriever
-from assistant.answer import answer_question
+from assistant.service.api import retriever
+from assistant.qa.answer import answer_question
 qs = [json.loads(l).get('question') or json.loads(l)['turns'][0] for l in open(sys.argv[2])]
 s = Settings.from_env(index_dir=Path(sys.argv[1]), llm='off', rerank='off')
 r = retriever(s)
@@ -214,7 +214,7 @@ def main() -> int:
         print(f"size {size}: {json.dumps(row)}", file=sys.stderr, flush=True)
     if args.query_index:
         from assistant.config import Settings
-        from assistant.index import Index
+        from assistant.store.index import Index
 
         papers = Index(Settings.from_env(index_dir=args.query_index)).count()
         q = _child(QUERY, str(args.query_index), str(questions))

@@ -53,8 +53,8 @@ def main() -> int:
     ap.add_argument("--shared", type=Path, default=HERE.parent.parent / "shared")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    from assistant.evaluate import evaluate_questions
-    from assistant.retrieve import Retriever
+    from assistant.service.evaluate import evaluate_questions
+    from assistant.search.retrieve import Retriever
 
     settings = bundled_index(args.index_dir, llm="off")
     sets = {"second set": [json.loads(x) for x in (HERE / "data" / "extra_questions.jsonl").read_text().splitlines()]}

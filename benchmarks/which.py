@@ -6,7 +6,7 @@ abstracts: ``papers`` meet it (a substantial part of what the paper does), ``bor
 arguable and not scored either way; plus 4 topics the corpus does not cover (empty lists). The
 labels were made without looking at any ranking.
 
-Scored, in this run, on the shipped ``assistant.synthesis.which`` (offline), the rule it replaced
+Scored, in this run, on the shipped ``assistant.qa.synthesis.which`` (offline), the rule it replaced
 (a dense-only outlier with a per-paper cosine >= the 0.41 gate), and the shipped rule with other values
 of its two settings, so a person can see the plateau the defaults sit on.
 
@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 
 def previous_rule(retriever, criterion: str) -> list[str]:
     """The rule before this benchmark: dense robust-z outlier and best-chunk cosine >= the gate."""
-    from assistant.synthesis import _paper_scores, _robust_z, strip_leadin
+    from assistant.qa.synthesis import _paper_scores, _robust_z, strip_leadin
 
     ids, dense = _paper_scores(retriever, retriever.embed_query(strip_leadin(criterion)))
     z_cut = NormalDist().inv_cdf(1 - 1 / len(ids))
@@ -71,9 +71,9 @@ def main() -> int:
     ap.add_argument("--labels", type=Path, default=HERE / "data" / "which_labels.jsonl")
     ap.add_argument("--json", type=Path, default=HERE / "results" / "which.json")
     args = ap.parse_args()
-    from assistant import synthesis
-    from assistant.index import Index
-    from assistant.retrieve import Retriever
+    from assistant.qa import synthesis
+    from assistant.store.index import Index
+    from assistant.search.retrieve import Retriever
 
     labels = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
     settings = bundled_index(args.index_dir, llm="off")

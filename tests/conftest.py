@@ -36,8 +36,8 @@ def clean_env(monkeypatch):
 def bundled_index_dir(tmp_path_factory) -> Path:
     """The bundled ICLR 2026 corpus, ingested once per test session (read-only for tests)."""
     from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.index import ingest
+    from assistant.text.corpus import load_papers
+    from assistant.store.index import ingest
 
     path = tmp_path_factory.mktemp("bundled") / "index"
     papers, _ = load_papers()
@@ -55,8 +55,8 @@ def bundled_settings(bundled_index_dir):
 @pytest.fixture(scope="session")
 def mini_index_template(tmp_path_factory) -> Path:
     from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.index import ingest
+    from assistant.text.corpus import load_papers
+    from assistant.store.index import ingest
 
     path = tmp_path_factory.mktemp("mini") / "index"
     papers, _ = load_papers([FIXTURES / "mini.txt"])

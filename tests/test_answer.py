@@ -2,11 +2,11 @@ import re
 
 import pytest
 
-from assistant.answer import answer_question, citable, format_sources, parse_citations, retrieve, split_sentences
+from assistant.qa.answer import answer_question, citable, format_sources, parse_citations, retrieve, split_sentences
 from assistant.config import Settings
-from assistant.index import Index
+from assistant.store.index import Index
 from assistant.prompts import NO_ANSWER_PHRASE
-from assistant.retrieve import Hit, Retriever
+from assistant.search.retrieve import Hit, Retriever
 
 QRONOS = "001_920fbba894271a85#8"
 FL = {"000_c647aebf503422f2#1", "001_920fbba894271a85#10", "002_20c6bded0bdf1017#1", "004_b9c85a56bb10ecbe#5"}
@@ -73,7 +73,7 @@ def test_an_answer_about_one_paper_cites_only_papers_the_relevance_model_passes(
                                 "previously quantized layers?", 10)
     chosen = citable(found)
     assert chosen[0].paper_id == QRONOS
-    from assistant.decide import models
+    from assistant.search.decide import models
 
     cut = models()["relevant"].threshold
     assert all(found.relevance[h.paper_id] >= cut for h in chosen[1:])
@@ -86,7 +86,7 @@ def test_the_sentence_that_answers_is_quoted_not_one_restating_the_topic(retriev
 
 
 def test_a_sentence_that_leans_on_the_one_before_is_quoted_with_it(retriever):
-    from assistant.evidence import leans_on_previous
+    from assistant.qa.evidence import leans_on_previous
 
     ans = answer_question(retriever, "What does Trinity's coordinator do at each turn?")
     quoted = [s for s, _ in _quoted(ans)]

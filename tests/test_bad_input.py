@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 from typer.testing import CliRunner
 
-from assistant.cli import app
-from assistant.corpus import ParseReport, load_papers, parse_jsonl
+from assistant.cli.app import app
+from assistant.text.corpus import ParseReport, load_papers, parse_jsonl
 
 from .conftest import FIXTURES
 

@@ -5,12 +5,12 @@ import re
 
 import pytest
 
-from assistant.evidence import CONTRIBUTION_RE
-from assistant.chat import CHAT_ONLY, Conversation, references, without_chitchat, without_references
+from assistant.qa.evidence import CONTRIBUTION_RE
+from assistant.chat.conversation import CHAT_ONLY, Conversation, references, without_chitchat, without_references
 from assistant.config import Settings
 from assistant.errors import InputError
-from assistant.index import Index
-from assistant.retrieve import Retriever
+from assistant.store.index import Index
+from assistant.search.retrieve import Retriever
 
 from .conftest import sse_response
 

@@ -7,7 +7,7 @@ import sys
 
 from typer.testing import CliRunner
 
-from assistant.cli import app
+from assistant.cli.app import app
 
 from .conftest import FIXTURES
 
@@ -212,7 +212,7 @@ def test_search_and_ask_agree_on_an_area_question_answered_on_second_look(bundle
 def test_help_is_fast_and_does_not_import_heavy_modules():
     from .conftest import heavy_modules_after
 
-    assert heavy_modules_after("from assistant.cli import app") == []
+    assert heavy_modules_after("from assistant.cli.app import app") == []
     res = subprocess.run([sys.executable, "-m", "assistant", "--help"], capture_output=True, text=True)
     assert res.returncode == 0 and "ingest" in res.stdout and "ask" in res.stdout
 
@@ -327,7 +327,7 @@ def test_streamed_answer_renders_as_live_markdown_in_a_terminal(bundled_index_di
 
     from rich.console import Console
 
-    import assistant.cli as cli
+    import assistant.cli.app as cli
 
     from .conftest import sse_response
 
@@ -348,9 +348,9 @@ def test_sources_say_which_lower_numbered_sources_went_uncited():
 
     from rich.console import Console
 
-    from assistant.answer import Answer, Citation
-    from assistant.cli import render_sources
-    from assistant.retrieve import Hit
+    from assistant.qa.answer import Answer, Citation
+    from assistant.cli.app import render_sources
+    from assistant.search.retrieve import Hit
 
     hits = [Hit(paper_id=f"p{i}", title=f"Paper {i}", score=1 - i / 10, snippet="s") for i in (1, 2, 3, 4)]
 

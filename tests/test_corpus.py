@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.corpus import derive_title, load_papers, parse_file, readable, readable_title
+from assistant.text.corpus import derive_title, load_papers, parse_file, readable, readable_title
 from assistant.errors import InputError
 
 from .conftest import FIXTURES
@@ -196,7 +196,7 @@ def test_duplicate_ids_with_different_text_keep_the_first(tmp_path):
 
 
 def test_huge_paragraph_is_cut_and_reported(tmp_path):
-    from assistant.corpus import MAX_ABSTRACT_CHARS
+    from assistant.text.corpus import MAX_ABSTRACT_CHARS
 
     f = tmp_path / "big.txt"
     f.write_text("Header\n\n" + "word " * 1_000_000 + "\n\nA normal abstract.\n")  # a 5 MB paragraph
@@ -225,7 +225,7 @@ def test_unreadable_file_is_a_clear_error(tmp_path, monkeypatch):
 
 
 def test_header_only_file_ingests_nothing_with_a_clear_message(tmp_path):
-    from assistant.api import ingest_paths
+    from assistant.service.api import ingest_paths
     from assistant.config import Settings
 
     f = tmp_path / "empty.txt"

@@ -1,4 +1,4 @@
-"""The dense side at scale (assistant/dense.py): Chroma's HNSW candidates, re-scored exactly, give the
+"""The dense side at scale (assistant/store/dense.py): Chroma's HNSW candidates, re-scored exactly, give the
 searches the exact matrix gives; real Chroma, real embedder."""
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ def _ranking(found):
 
 
 def test_hnsw_candidates_rescored_exactly_match_the_matrix(bundled_settings):
-    from assistant.api import retriever
-    from assistant.dense import HnswDense, MatrixDense, dense_side
+    from assistant.service.api import retriever
+    from assistant.store.dense import HnswDense, MatrixDense, dense_side
 
     exact = retriever(replace(bundled_settings, dense="exact"))
     hnsw = retriever(replace(bundled_settings, dense="hnsw"))

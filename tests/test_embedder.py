@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from assistant.embedder import MINILM_DIM, LocalMiniLM, _verified, count_tokens, load_tokenizer
-from assistant.llama import MiniLMEmbedding
+from assistant.embed.embedder import MINILM_DIM, LocalMiniLM, _verified, count_tokens, load_tokenizer
+from assistant.embed.llama import MiniLMEmbedding
 from assistant.errors import ConfigError
 
 
@@ -53,8 +53,8 @@ def test_llama_index_face_matches_the_local_embedder():
 def test_query_path_does_not_import_llama_index():
     from .conftest import heavy_modules_after
 
-    code = ("from assistant.embedders import get_embedder; from assistant.config import Settings; "
-            "get_embedder(Settings()).embed_array(['x']); import assistant.retrieve, assistant.answer")
+    code = ("from assistant.embed.embedders import get_embedder; from assistant.config import Settings; "
+            "get_embedder(Settings()).embed_array(['x']); import assistant.search.retrieve, assistant.qa.answer")
     assert heavy_modules_after(code, ["llama_index.core"]) == []
 
 
@@ -65,7 +65,7 @@ def _texts_of_mixed_lengths():
 
 
 def test_rewritten_graph_gives_the_pypi_models_vectors():
-    from assistant.embedder import OnnxMiniLM
+    from assistant.embed.embedder import OnnxMiniLM
 
     texts = _texts_of_mixed_lengths()
     fast, plain = OnnxMiniLM(graph="fast").embed(texts, 8), OnnxMiniLM(graph="plain").embed(texts, 8)
@@ -77,8 +77,8 @@ def test_rewrite_removes_the_nan_guards_and_fuses_gelu_and_attention():
 
     import onnx
 
-    from assistant.embedder import model_path
-    from assistant.onnxgraph import RewriteError, fuse_attention, rewrite
+    from assistant.embed.embedder import model_path
+    from assistant.embed.onnxgraph import RewriteError, fuse_attention, rewrite
 
     before = collections.Counter(n.op_type for n in onnx.load(str(model_path())).graph.node)
     data = rewrite(model_path().read_bytes())
@@ -97,7 +97,7 @@ def test_rewrite_removes_the_nan_guards_and_fuses_gelu_and_attention():
 def test_rewrite_refuses_a_graph_it_was_not_written_for():
     from onnx import TensorProto, helper
 
-    from assistant.onnxgraph import RewriteError, rewrite
+    from assistant.embed.onnxgraph import RewriteError, rewrite
 
     graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
@@ -109,8 +109,8 @@ def test_rewrite_refuses_a_graph_it_was_not_written_for():
 def test_rewritten_graph_is_cached_and_a_damaged_cache_falls_back(tmp_path, monkeypatch):
     import onnxruntime
 
-    from assistant.embedder import MINILM_SHA256, OnnxMiniLM, _fast_graph, model_path
-    from assistant.onnxgraph import VERSION
+    from assistant.embed.embedder import MINILM_SHA256, OnnxMiniLM, _fast_graph, model_path
+    from assistant.embed.onnxgraph import VERSION
 
     older = tmp_path / f"minilm-int8-{MINILM_SHA256[:12]}-g{VERSION - 1}-ort{onnxruntime.__version__}.onnx"
     other_ort = tmp_path / f"minilm-int8-{MINILM_SHA256[:12]}-g{VERSION - 1}-ort0.1.onnx"
@@ -138,8 +138,8 @@ def test_rewritten_graph_is_cached_and_a_damaged_cache_falls_back(tmp_path, monk
 
 def test_settings_cache_dir_is_where_the_graph_is_cached(tmp_path, monkeypatch):
     from assistant.config import Settings
-    from assistant.embedder import OnnxMiniLM
-    from assistant.embedders import get_embedder
+    from assistant.embed.embedder import OnnxMiniLM
+    from assistant.embed.embedders import get_embedder
 
     monkeypatch.setenv("ASSISTANT_CACHE_DIR", str(tmp_path / "from-env"))
     monkeypatch.setattr(OnnxMiniLM, "_sessions", {})

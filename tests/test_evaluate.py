@@ -4,10 +4,10 @@ import math
 import pytest
 from typer.testing import CliRunner
 
-from assistant.cli import app
+from assistant.cli.app import app
 from assistant.errors import InputError
 from assistant.config import Settings
-from assistant.evaluate import (evaluate_beir, evaluate_questions, load_beir, load_questions, ndcg_at, recall_at,
+from assistant.service.evaluate import (evaluate_beir, evaluate_questions, load_beir, load_questions, ndcg_at, recall_at,
                                 reciprocal_rank)
 
 

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from assistant.corpus import load_papers
-from assistant.export import to_bibtex, venue
+from assistant.text.corpus import load_papers
+from assistant.qa.export import to_bibtex, venue
 
 from .conftest import FIXTURES
 

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 from typer.testing import CliRunner
 
-from assistant.answer import parse_citations
-from assistant.cli import app
-from assistant.safetext import clip, for_terminal, inert_citations, json_for_terminal
+from assistant.qa.answer import parse_citations
+from assistant.cli.app import app
+from assistant.text.safetext import clip, for_terminal, inert_citations, json_for_terminal
 
 from .conftest import FIXTURES, sse_response
 
@@ -105,8 +105,8 @@ EVIL = [
 @pytest.fixture(scope="module")
 def evil_index(tmp_path_factory):
     from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.index import ingest
+    from assistant.text.corpus import load_papers
+    from assistant.store.index import ingest
 
     root = tmp_path_factory.mktemp("evil")
     f = root / "evil.jsonl"
@@ -178,8 +178,8 @@ def test_search_snippets_end_at_a_word(evil_index):
                                                                  HealthCheck.too_slow])
 def test_random_control_characters_through_a_real_ingest_search_and_show(tmp_path_factory, text):
     from assistant.config import Settings
-    from assistant.corpus import load_papers
-    from assistant.index import ingest
+    from assistant.text.corpus import load_papers
+    from assistant.store.index import ingest
 
     root = tmp_path_factory.mktemp("rand")
     f = root / "r.jsonl"
@@ -291,7 +291,7 @@ def test_a_streamed_answer_in_a_terminal_is_inert_and_shows_link_targets(evil_in
 
     from rich.console import Console
 
-    import assistant.cli as cli
+    import assistant.cli.app as cli
 
     screen = io.StringIO()
     monkeypatch.setattr(cli, "out", Console(file=screen, force_terminal=True, width=200, color_system="standard"))

@@ -3,10 +3,10 @@ import json
 import pytest
 
 from assistant.config import Settings
-from assistant.corpus import load_papers
+from assistant.text.corpus import load_papers
 from assistant.errors import IndexStoreError, InputError
-from assistant.index import Chunk, Index, chunk_papers, chunk_to_meta, ingest, paper_to_meta
-from assistant.retrieve import Retriever
+from assistant.store.index import Chunk, Index, chunk_papers, chunk_to_meta, ingest, paper_to_meta
+from assistant.search.retrieve import Retriever
 
 from .conftest import FIXTURES
 
@@ -72,8 +72,8 @@ def test_papers_show_and_search_read_the_snapshot_without_chromadb(mini_index):
 import json, sys
 from pathlib import Path
 from assistant.config import Settings
-from assistant.index import Index
-from assistant.retrieve import Retriever
+from assistant.store.index import Index
+from assistant.search.retrieve import Retriever
 idx = Index(Settings(index_dir=Path(sys.argv[1])))
 papers, title = idx.all_papers(), idx.get_paper("mini#2").title
 listed = sorted(m for m in ("chromadb", "onnxruntime") if m in sys.modules)  # what `papers` and `show` load
@@ -146,7 +146,7 @@ def test_index_built_with_another_embedder_is_a_clear_error(mini_index):
 
 
 def test_failed_ingest_changes_nothing(mini_index, tmp_path):
-    from assistant.api import ingest_paths
+    from assistant.service.api import ingest_paths
 
     settings = Settings(index_dir=mini_index)
     before = Index(settings).fingerprint()
@@ -193,9 +193,9 @@ def test_sentence_vectors_are_reused_by_a_new_process_and_a_broken_cache_is_reco
     """The next `assistant ask` (a new Index) reads the quoted abstracts' sentence vectors from disk."""
     import numpy as np
 
-    import assistant.embedder as embedder_mod
+    import assistant.embed.embedder as embedder_mod
     from assistant.config import Settings
-    from assistant.index import SENTENCE_CACHE, Index
+    from assistant.store.index import SENTENCE_CACHE, Index
 
     settings = Settings.from_env(index_dir=mini_index)
     first = Index(settings)
@@ -221,7 +221,7 @@ def test_sentence_vectors_are_reused_by_a_new_process_and_a_broken_cache_is_reco
 def test_chunk_vector_cache_matches_chroma_and_follows_changes(mini_index, tmp_path):
     import numpy as np
 
-    from assistant.index import remove
+    from assistant.store.index import remove
 
     settings = Settings(index_dir=mini_index)
 
@@ -254,7 +254,7 @@ def test_chunk_vector_cache_matches_chroma_and_follows_changes(mini_index, tmp_p
 
     # a paper stored by an ingest killed before its commit is not in the saved matrix: the next
     # ingest must read it back rather than build the matrix from what it holds
-    from assistant.corpus import Paper
+    from assistant.text.corpus import Paper
 
     ghost = Paper(id="ghost#1", title="Ghost", abstract="A ghost abstract.", source="g.txt", position=1)
     idx.chunks.upsert(ids=["ghost#1::1"], embeddings=[qvec.tolist()],
@@ -268,8 +268,8 @@ def test_chunk_vector_cache_matches_chroma_and_follows_changes(mini_index, tmp_p
 
 def test_title_goes_before_every_chunk_or_only_the_first(monkeypatch):
     from assistant.errors import ConfigError
-    from assistant.corpus import Paper
-    from assistant.index import Chunk, embed_text
+    from assistant.text.corpus import Paper
+    from assistant.store.index import Chunk, embed_text
 
     paper = Paper(id="p#1", title="Sparse Widgets", abstract="One. Two.", source="s", position=1)
     first, second = Chunk("p#1::1", "p#1", 1, "One."), Chunk("p#1::2", "p#1", 2, "Two.")
@@ -283,7 +283,7 @@ def test_title_goes_before_every_chunk_or_only_the_first(monkeypatch):
 
 
 def test_progress_moves_within_a_group_and_ends_at_the_paper_count(tmp_path, monkeypatch):
-    import assistant.index as index_module
+    import assistant.store.index as index_module
 
     monkeypatch.setattr(index_module, "GROUP_SIZE", 4)
     papers, _ = load_papers([FIXTURES / "mini.txt"])

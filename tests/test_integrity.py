@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from assistant.cli import app
+from assistant.cli.app import app
 from assistant.config import Settings
-from assistant.index import Index
+from assistant.store.index import Index
 
 from .conftest import FIXTURES
 
@@ -63,9 +63,9 @@ def top_hit(path, query="Mixture-of-Thought truth-table modality") -> list[str]:
 
 def crash(point: str, *args, group: int | None = None) -> None:
     """Run a CLI command in a subprocess that SIGKILLs itself at ``point`` (integrity.crash_point)."""
-    code = "from assistant.cli import main; main()"
+    code = "from assistant.cli.app import main; main()"
     if group:
-        code = f"import assistant.index as i; i.GROUP_SIZE = {group}; " + code
+        code = f"import assistant.store.index as i; i.GROUP_SIZE = {group}; " + code
     env = {**os.environ, "ASSISTANT_TEST_CRASH": point, "ORT_DISABLE_TELEMETRY": "1"}
     proc = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, env=env,
                           timeout=120)
@@ -111,7 +111,7 @@ def test_an_interrupted_first_ingest_is_named_and_finished_by_ingest_not_by_the_
 
 
 def test_only_an_interrupted_build_of_the_bundled_corpus_is_resumed_by_a_read(tmp_path):
-    from assistant.integrity import NoIndex, holds_nothing
+    from assistant.store.integrity import NoIndex, holds_nothing
 
     idx = tmp_path / "idx"
     assert holds_nothing(idx)
@@ -205,7 +205,7 @@ def test_orphan_chunks_and_papers_without_chunks_are_found_and_repaired(mini_ind
 
 
 def test_lost_vector_segments_are_damage_not_an_ingest_and_repair_re_embeds(tmp_path, monkeypatch):
-    import assistant.index as index_mod
+    import assistant.store.index as index_mod
 
     def small_segments(self):
         # HNSW flushes to its segment files every 10 vectors here (every 1,000 by default), so that 20
@@ -295,7 +295,7 @@ def test_a_nearly_full_disk_refuses_an_ingest_before_it_writes(tmp_path, mount_p
 
 
 def test_enospc_at_the_commit_is_one_line_and_a_rerun_completes(mini_index, monkeypatch):
-    import assistant.index as index_mod
+    import assistant.store.index as index_mod
 
     real = index_mod.Index.write_manifest
 
@@ -338,7 +338,7 @@ def test_concurrent_readers_rebuilding_bm25_do_not_collide(mini_index):
 def test_a_damaged_sentence_cache_row_is_recomputed(mini_index):
     import sqlite3
 
-    from assistant.index import SENTENCE_CACHE
+    from assistant.store.index import SENTENCE_CACHE
 
     idx = Index(Settings(index_dir=mini_index))
     paper = next(iter(idx.all_papers().values()))

@@ -12,17 +12,17 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from assistant.cli import app
+from assistant.cli.app import app
 from assistant.config import Settings
-from assistant.landscape import build_map, place_labels, write_html, write_png
-from assistant.retrieve import Retriever
+from assistant.qa.landscape import build_map, place_labels, write_html, write_png
+from assistant.search.retrieve import Retriever
 
 runner = CliRunner()
 FL_PAPERS = {"000_c647aebf503422f2#1", "001_920fbba894271a85#10", "002_20c6bded0bdf1017#1", "004_b9c85a56bb10ecbe#5"}
 
 
 def _retriever(index_dir: Path) -> Retriever:
-    from assistant.index import open_index
+    from assistant.store.index import open_index
 
     settings = Settings.from_env(index_dir=index_dir)
     return Retriever(open_index(settings, build_default=False), settings)
@@ -85,8 +85,8 @@ def test_unanswerable_query_highlights_nothing(bundled_index_dir, tmp_path):
 
 
 def test_layout_is_cached_per_index_version(mini_index):
-    from assistant.corpus import Paper
-    from assistant.index import ingest
+    from assistant.text.corpus import Paper
+    from assistant.store.index import ingest
 
     first = build_map(_retriever(mini_index))
     assert not first.layout_cached
@@ -203,8 +203,8 @@ def test_html_in_headless_chromium_draws_every_paper_and_filters(fl_map, tmp_pat
 
 
 def test_html_escapes_hostile_titles(tmp_path, browser):
-    from assistant.corpus import Paper
-    from assistant.index import ingest
+    from assistant.text.corpus import Paper
+    from assistant.store.index import ingest
 
     index_dir = tmp_path / "index"
     hostile = [Paper(id=f"h#{i}", title=f'<img src=x onerror="document.body.dataset.pwned=1"> paper {i}',

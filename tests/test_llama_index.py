@@ -1,4 +1,4 @@
-"""The llama-index faces (assistant/llama_index.py), exercised through llama-index's own calls on the real
+"""The llama-index faces (assistant/service/llama_index.py), exercised through llama-index's own calls on the real
 bundled index: retriever.retrieve(QueryBundle), query_engine.query(), ChromaVectorStore.query(); the LLM
 endpoint is mocked at the wire with respx."""
 
@@ -36,8 +36,8 @@ def test_retriever_is_a_llama_index_retriever_finding_held_out_lookups_first(set
     from llama_index.core.retrievers import BaseRetriever
     from llama_index.core.schema import NodeWithScore, QueryBundle
 
-    from assistant.index import open_index
-    from assistant.llama_index import AssistantRetriever
+    from assistant.store.index import open_index
+    from assistant.service.llama_index import AssistantRetriever
 
     retriever = AssistantRetriever(top_k=5, settings=settings)
     assert isinstance(retriever, BaseRetriever)
@@ -57,7 +57,7 @@ def test_retriever_is_a_llama_index_retriever_finding_held_out_lookups_first(set
 def test_retriever_gate_refuses_and_typos_are_mended(settings):
     from llama_index.core.schema import QueryBundle
 
-    from assistant.llama_index import AssistantRetriever
+    from assistant.service.llama_index import AssistantRetriever
 
     retriever = AssistantRetriever(settings=settings)
     assert retriever.retrieve(QueryBundle("What is a good recipe for sourdough bread?")) == []
@@ -72,7 +72,7 @@ def test_retriever_gate_refuses_and_typos_are_mended(settings):
 
 def test_query_engine_answers_with_numbered_citations_through_the_endpoint(settings, mocked_openai_chat):
     from assistant.config import Settings
-    from assistant.llama_index import AssistantLLM, assistant_query_engine
+    from assistant.service.llama_index import AssistantLLM, assistant_query_engine
     from assistant.prompts import system_prompt
 
     settings = Settings.from_env(index_dir=settings.index_dir)  # with llm_env's endpoint
@@ -100,7 +100,7 @@ def test_query_engine_answers_with_numbered_citations_through_the_endpoint(setti
 def test_query_engine_takes_any_llama_index_llm(settings):
     from llama_index.core.llms import MockLLM
 
-    from assistant.llama_index import assistant_query_engine
+    from assistant.service.llama_index import assistant_query_engine
 
     question, gold = _lookups(1)[0]
     # MockLLM echoes its prompt: the project's system prompt and numbered sources reached the LLM
@@ -113,8 +113,8 @@ def test_chroma_vector_store_reads_chunks_with_their_text(settings):
     from llama_index.core.vector_stores import (ExactMatchFilter, MetadataFilters, VectorStoreQuery)
     from llama_index.vector_stores.chroma import ChromaVectorStore
 
-    from assistant.index import open_index
-    from assistant.llama_index import chroma_collection, embed_query, vector_store
+    from assistant.store.index import open_index
+    from assistant.service.llama_index import chroma_collection, embed_query, vector_store
 
     store = ChromaVectorStore(chroma_collection=chroma_collection(settings))
     assert isinstance(vector_store(settings), ChromaVectorStore)
@@ -140,8 +140,8 @@ def test_openai_embedder_is_llama_index_openai_embedding(monkeypatch):
     from llama_index.embeddings.openai import OpenAIEmbedding
 
     from assistant.config import Settings
-    from assistant.embedder import embed_array
-    from assistant.embedders import get_embedder
+    from assistant.embed.embedder import embed_array
+    from assistant.embed.embedders import get_embedder
     from assistant.errors import LLMError
 
     monkeypatch.setenv("OPENAI_BASE_URL", LLM_BASE)
@@ -164,7 +164,7 @@ def test_openai_embedder_is_llama_index_openai_embedding(monkeypatch):
 
 
 def test_ask_and_search_do_not_import_llama_index(bundled_index_dir):
-    code = (f"from pathlib import Path; from assistant.config import Settings; from assistant import api; "
+    code = (f"from pathlib import Path; from assistant.config import Settings; from assistant.service import api; "
             f"s = Settings.from_env(index_dir=Path({str(bundled_index_dir)!r})); "
             "api.search('graph neural networks', s); api.ask('What do graph neural networks do?', s)")
     assert heavy_modules_after(code, ["llama_index.core", "llama_index"]) == []

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from assistant.answer import answer_question
+from assistant.qa.answer import answer_question
 from assistant.config import Settings
-from assistant.index import Index
-from assistant.retrieve import Retriever
+from assistant.store.index import Index
+from assistant.search.retrieve import Retriever
 
 from .conftest import free_port, serve
 
@@ -75,7 +75,7 @@ def test_streamed_answer_from_a_real_server(llama_settings):
 
 
 def test_doctor_reaches_the_server_and_lists_the_alias(llama_settings):
-    from assistant.api import doctor
+    from assistant.service.api import doctor
 
     report = doctor(llama_settings)
     llm = next(c for c in report["checks"] if c["check"] == "llm")
@@ -83,7 +83,7 @@ def test_doctor_reaches_the_server_and_lists_the_alias(llama_settings):
 
 
 def test_condense_request_against_the_server(llama_settings):
-    from assistant.chat import Conversation
+    from assistant.chat.conversation import Conversation
 
     conv = Conversation(Retriever(Index(llama_settings), llama_settings), llama_settings)
     conv.ask("What does Mixture-of-Thought reason with?")

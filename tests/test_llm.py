@@ -5,12 +5,12 @@ import json
 import httpx
 import pytest
 
-from assistant.answer import answer_question
+from assistant.qa.answer import answer_question
 from assistant.config import Settings
 from assistant.errors import LLMError
-from assistant.index import Index
+from assistant.store.index import Index
 from assistant.prompts import NO_ANSWER_PHRASE
-from assistant.retrieve import Retriever
+from assistant.search.retrieve import Retriever
 
 from .conftest import FAKE_KEY, completion_json, sse_response
 
@@ -126,7 +126,7 @@ def test_connection_refused_says_how_to_fix(retriever, mocked_openai_chat):
 
 
 def test_malformed_json_response_is_an_llm_error(retriever, mocked_openai_chat, monkeypatch):
-    from assistant.llm import chat
+    from assistant.qa.llm import chat
 
     mocked_openai_chat.return_value = httpx.Response(200, content=b"{not json", headers={"content-type": "application/json"})
     with pytest.raises(LLMError):
@@ -161,7 +161,7 @@ def test_timeouts_are_retried_then_reported(retriever, mocked_openai_chat):
 
 def _conversation_with_condense(index_dir, mocked_openai_chat, first: str, rewrite: str, second: str):
     """A conversation whose LLM answers ``first``, condenses the follow-up to ``rewrite``, answers ``second``."""
-    from assistant.chat import Conversation
+    from assistant.chat.conversation import Conversation
 
     settings = Settings.from_env(index_dir=index_dir)
     mocked_openai_chat.side_effect = [sse_response(first), httpx.Response(200, json=completion_json(rewrite)),
@@ -197,7 +197,7 @@ def test_a_condense_that_leaves_the_reference_unresolved_falls_back_to_the_offli
 
 
 def test_token_usage_and_cost_are_accounted(retriever, mocked_openai_chat, monkeypatch):
-    from assistant.cli import app
+    from assistant.cli.app import app
     from typer.testing import CliRunner
 
     monkeypatch.setenv("ASSISTANT_PRICE_IN", "1.0")
@@ -218,7 +218,7 @@ def test_token_usage_and_cost_are_accounted(retriever, mocked_openai_chat, monke
     (500, "HTTP 500", 3),
 ])
 def test_non_streaming_errors_map_to_clear_messages(llm_env, mocked_openai_chat, status, pattern, calls):
-    from assistant.llm import chat
+    from assistant.qa.llm import chat
 
     mocked_openai_chat.return_value = httpx.Response(status, json={"error": {"message": f"boom {FAKE_KEY}"}})
     with pytest.raises(LLMError, match=pattern) as info:
@@ -228,7 +228,7 @@ def test_non_streaming_errors_map_to_clear_messages(llm_env, mocked_openai_chat,
 
 
 def test_non_streaming_retries_then_succeeds_and_refused_connection(llm_env, mocked_openai_chat):
-    from assistant.llm import chat
+    from assistant.qa.llm import chat
 
     mocked_openai_chat.side_effect = [httpx.Response(429, json={"error": {}}),
                                       httpx.Response(502, json={"error": {}}),

@@ -9,7 +9,7 @@ import pytest
 
 from assistant.config import Settings
 from assistant.errors import LLMError
-from assistant.llm import CHARS_PER_TOKEN, chat
+from assistant.qa.llm import CHARS_PER_TOKEN, chat
 
 from .conftest import completion_json
 

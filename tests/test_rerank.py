@@ -11,13 +11,13 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from assistant.cli import app
+from assistant.cli.app import app
 from assistant.config import Settings
-from assistant.corpus import load_papers
+from assistant.text.corpus import load_papers
 from assistant.errors import ConfigError
-from assistant.index import Index
-from assistant.rerank import INSTALL, SMOLLM2, model_path, smollm2_path
-from assistant.retrieve import Retriever
+from assistant.store.index import Index
+from assistant.search.rerank import INSTALL, SMOLLM2, model_path, smollm2_path
+from assistant.search.retrieve import Retriever
 
 needs_model = pytest.mark.skipif(smollm2_path() is None, reason=f"SmolLM2's weights are not installed: {INSTALL}")
 
@@ -45,7 +45,8 @@ def test_rerank_setting_accepts_auto_off_smollm2_and_gguf_paths_only(monkeypatch
 
 
 def test_without_the_weights_auto_is_off_and_smollm2_says_how_to_install_them(monkeypatch):
-    from assistant import config, rerank
+    from assistant import config
+    from assistant.search import rerank
 
     monkeypatch.setattr(rerank, "smollm2_path", lambda: None)
     monkeypatch.setattr(config, "smollm2_path", lambda: None)
@@ -80,7 +81,7 @@ def test_clear_winners_never_load_a_model(bundled_index_dir, tmp_path):
 
 @needs_model
 def test_the_model_finds_a_question_likelier_after_the_paper_it_is_about():
-    from assistant.rerank import reranker
+    from assistant.search.rerank import reranker
 
     papers = {p.id: p for p in load_papers()[0]}
     model = reranker(SMOLLM2)

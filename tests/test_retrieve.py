@@ -1,9 +1,9 @@
 import pytest
 
-from assistant.answer import split_sentences
-from assistant.corpus import load_papers
-from assistant.index import Index
-from assistant.retrieve import Retriever, fuse, _one_slip
+from assistant.qa.answer import split_sentences
+from assistant.text.corpus import load_papers
+from assistant.store.index import Index
+from assistant.search.retrieve import Retriever, fuse, _one_slip
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,7 @@ def test_gate_rejects_off_topic_questions_and_accepts_on_topic_ones(retriever):
 
 def test_a_question_naming_a_paper_passes_the_gate_though_its_cosine_is_low(retriever):
     """"What GPU does LongFilter use?" is about LongFilter even if nothing in its abstract is near it."""
-    from assistant.names import named_papers
+    from assistant.search.names import named_papers
 
     named = retriever.search("What GPU does LongFilter use?", k=5)
     assert named.hits[0].paper_id == "002_20c6bded0bdf1017#8"
@@ -102,7 +102,7 @@ def test_a_question_naming_a_paper_passes_the_gate_though_its_cosine_is_low(retr
 def test_a_name_typed_in_lower_case_still_names_its_paper(retriever):
     """Terminal users type "what gpu does longfilter use?": the paper spells the word as a name, so it is
     one. Not an acronym that is also an English word other papers use: "clash" is a word, "CLASH" a dataset."""
-    from assistant.names import named_papers
+    from assistant.search.names import named_papers
 
     typed = retriever.search("what gpu does longfilter use?", k=5)
     assert typed.hits[0].paper_id == "002_20c6bded0bdf1017#8"

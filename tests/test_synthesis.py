@@ -4,8 +4,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from assistant.cli import app
-from assistant.synthesis import cluster, strip_leadin
+from assistant.cli.app import app
+from assistant.qa.synthesis import cluster, strip_leadin
 
 DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "data"
 FL = {"000_c647aebf503422f2#1", "001_920fbba894271a85#10", "002_20c6bded0bdf1017#1", "004_b9c85a56bb10ecbe#5"}
@@ -35,8 +35,8 @@ def test_which_lists_papers_for_a_short_criterion_whose_cosines_are_low(bundled_
 
 
 def test_which_evidence_past_the_embedded_ones_is_still_a_matching_sentence(bundled_settings, monkeypatch):
-    from assistant import synthesis
-    from assistant.api import retriever
+    from assistant.qa import synthesis
+    from assistant.service.api import retriever
 
     monkeypatch.setattr(synthesis, "WHICH_EMBEDDED_EVIDENCE", 1)
     r = retriever(bundled_settings)
@@ -74,10 +74,10 @@ def test_summarize_cites_federated_learning_papers_across_themes(bundled_index_d
 def test_summarize_quotes_what_each_paper_contributes_not_the_area_background(bundled_settings):
     """A summary line per paper says what the paper does ("we propose ..."), not an opening sentence
     restating the area ("Diffusion models have emerged as ..."), which matches a short area query best."""
-    from assistant.answer import split_sentences
-    from assistant.evidence import CONTRIBUTION_RE
-    from assistant.api import retriever
-    from assistant.synthesis import summarize
+    from assistant.qa.answer import split_sentences
+    from assistant.qa.evidence import CONTRIBUTION_RE
+    from assistant.service.api import retriever
+    from assistant.qa.synthesis import summarize
 
     r = retriever(bundled_settings)
     papers = r.index.all_papers()

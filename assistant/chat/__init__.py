@@ -1,0 +1,1 @@
+"""Conversations: follow-ups over cited papers, and their saved history."""

@@ -1,0 +1,478 @@
+"""Conversation state and follow-up handling. No terminal I/O here: the CLI renders.
+
+A follow-up ("how much does it reduce forgetting?") is retrieved with the conversation's help:
+with an LLM, the condense prompt rewrites it as a standalone question; without one, it is
+combined with the previous question and the title of the previous answer's top paper. A question that
+says it is new or names a paper of its own ("Different question: is there a paper on X? What does it
+find?") is asked as it is; offline, one with no "it" that only the previous top paper's words answer is
+combined too.
+A follow-up that names sources of the previous answer ("[2]", "paper 3", "the second one", "the first
+and third papers", "the last one") is answered from those papers only, in either mode; one that chooses
+among them ("which of them handles fairness?") from the papers it cited, ranked by what it asks.
+The same :meth:`Conversation.ask` serves ``chat`` and ``eval``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from assistant.qa.answer import Answer, answer_question
+from assistant.config import Settings
+from assistant.errors import InputError
+from assistant.search.retrieve import Retriever
+
+_ANAPHORA = re.compile(
+    r"\b(it|its|it's|they|them|their|theirs|this|that|these|those|the (?:paper|method|approach|model|work|"
+    r"authors?|framework|benchmark|dataset|algorithm)|same|above|former|latter)\b", re.I)
+
+#: A follow-up about one paper ("what datasets did it use?"): offline, its answer quotes only that paper,
+#: not every paper the combined query also finds (one sharing the word "datasets", say).
+_SINGULAR = re.compile(r"\b(it|its|it's|(?:this|the) (?:paper|method|approach|model|work|framework|algorithm|"
+                       r"authors?))\b", re.I)
+
+_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
+             "fifth": 5, "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8,
+             "ninth": 9, "9th": 9, "tenth": 10, "10th": 10, "last": -1}
+_ORD = "|".join(sorted(_ORDINALS, key=len, reverse=True))
+_NOUN = r"(?:ones?|papers?|sources?|results?|works?|stud(?:y|ies)|articles?|references?|citations?|hits?)"
+_JOIN = r"\s*(?:,|&|\band\b|\bor\b|\bvs\.?|\bversus\b)\s*"
+#: "[2]", "[1, 3]": the answer's own citation markers.
+_BRACKET = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+#: "paper 2", "source #3", "papers 1 and 3".
+_NUMBERED = re.compile(rf"\b(?:papers?|sources?|results?|refs?|references?|citations?)\s*#?\s*(\d{{1,2}}(?:{_JOIN}#?\s*\d{{1,2}})*)\b",
+                       re.I)
+#: "the second one", "the first and third papers", "the last one". A bare ordinal ("the second") counts only
+#: before punctuation or a verb, so "the first step" is not a reference.
+_ORDINAL = re.compile(
+    rf"\bthe\s+((?:{_ORD})(?:{_JOIN}(?:the\s+)?(?:{_ORD}))*)\b"
+    rf"(?:\s+{_NOUN}\b|(?=\s*(?:[?.,!;:)]|$|(?:say|says|said|do|does|did|use|uses|propose|proposes|claim|claims|"
+    r"report|reports|show|shows|find|finds|mean|means|handle|handles|achieve|achieves|address|addresses|"
+    r"measure|measures|evaluate|evaluates|need|needs|work|works|compare|about|on|in|with)\b)))", re.I)
+
+
+#: A question that starts a new topic though it says "it" or "they": it says so ("Different question: ...",
+#: "Switching topics: ...") or names a paper of its own before asking about it ("is there a paper on X?
+#: what does it find?", "which paper does X, and what does it compare to?", "there's a paper proposing X").
+_NEW_TOPIC = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|so|now|also|and)\W+)*(?:(?:a|one)\s+)?(?:different|new|another|unrelated|separate)\s+"
+    r"(?:question|topic|thing|one|paper)\b|^\W*(?:(?:ok(?:ay)?|now)\W+)*(?:switching|changing)\s+(?:topics?|gears|"
+    r"subjects?|the\s+(?:topic|subject))\b|^\W*(?:(?:ok(?:ay)?|now)\W+)*(?:something\s+else|separately|on\s+another\s+"
+    r"note|unrelated(?:ly)?)\b", re.I)
+_OWN_PAPER = re.compile(
+    r"\b(?:is|are)\s+there\s+(?:a|an|any|some)\s+(?:[\w-]+\s+){0,3}?(?:paper|work|study|method|approach|benchmark|"
+    r"framework|dataset|technique)s?\b"
+    r"|\bwhich\s+(?:[\w-]+\s+){0,2}?(?:paper|work|study|article|method|approach|benchmark|framework)\s+"
+    r"(?!(?:do|does|did|is|was|are|were|has|have|had)\s+(?:it|they|this|that|the|its|their)\b)"
+    r"|\bthere(?:'s|\s+is)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}?(?:paper|work|study|method|benchmark)\b", re.I)
+
+#: "Is there a benchmark too?", "do they also ...": more on the topic talked about, though it asks "is there a ...".
+_ALSO = re.compile(r"\b(?:too|also|as\s+well)\b", re.I)
+
+#: "How many parameters?", "which datasets?": a detail asked of the paper talked about, though its word is not
+#: in that paper's abstract (the abstract names "FACET and CARLA", not "datasets"). Not "what about X?".
+_DETAIL = re.compile(r"^\W*(?:and\s+)?(?:which|what|how\s+(?:many|much|big|large|fast|long|well))\s+(?!about\b)", re.I)
+
+#: "Tell me more", "go on", "more details": about the one paper the last answer cited, what else it says.
+_MORE = re.compile(r"^\W*(?:ok(?:ay)?\W+)?(?:(?:can|could)\s+you\s+)?(?:please\s+)?(?:tell\s+me\s+more|more\s+details?|"
+                   r"go\s+on|elaborate|explain\s+(?:more|further)|say\s+more|expand\s+on\s+(?:it|that|this))"
+                   r"(?:\s+(?:please|about\s+(?:it|that|this)))?\W*$", re.I)
+
+#: What people say around a question in a chat ("hi :)", "cool,", "haha nice name.", "hmm ok, and ..."): not what
+#: the papers are asked. Words that are only ever said so go as they are; the ones that also describe ("great",
+#: "right", "well") only before punctuation ("great, ..."), not in "Great Barrier Reef" or "well-calibrated".
+_SAID = "hi|hey|hello|thanks|thank you|thx|hmm+|ha|haha+|lol|wow|ok|okay|oh|ah|yes|yeah|so|and"
+_SAID_THEN = "cool|nice|neat|sweet|great|awesome|interesting|perfect|good|right|sure|alright|got it|i see|well"
+_LEADING_CHAT = re.compile(rf"^(?:\W*\b(?:{_SAID})\b(?:\s*[:;]-?[)D(])?[\s,.!:;]*"
+                           rf"|\W*\b(?:{_SAID_THEN})\b(?:\s*[:;]-?[)D(])?\s*[,.!:;]+\s*)+", re.I)
+_CHAT_WORDS = set("|".join((_SAID, _SAID_THEN)).replace("+", "").split("|")) | {"hmmm", "hahaha"}
+
+#: The reply to a line with nothing to search for ("thanks!", "hi").
+CHAT_ONLY = "Ask me about the papers, e.g. \"what work exists on federated learning?\" or \"how does it work?\"."
+
+
+def without_chitchat(question: str) -> str:
+    """The question without the pleasantries around it: leading interjections, and a leading short sentence
+    of them ("haha nice name. so what's the core idea?" -> "what's the core idea?")."""
+    text = question
+    while True:
+        first = re.match(r"^\s*([^.!?]{1,40}[.!])\s+(?=\S)", text)
+        words = [w.lower() for w in re.findall(r"[\w'-]+", first.group(1))] if first else []
+        said = sum(w in _CHAT_WORDS for w in words)
+        if said and len(words) - said <= 1:
+            text = text[first.end():]
+            continue
+        stripped = _LEADING_CHAT.sub("", text)
+        if stripped == text:
+            break
+        text = stripped
+    return text.strip() or question
+
+
+#: "Which of them handles fairness?", "do any of these use RL?", "which one is fastest?": a choice among the
+#: papers of the previous answer, not a new search (which the previous top paper's title would anchor).
+_SELECTION = re.compile(
+    r"\b(?:which|what|who|any|none|all|each|both|either|neither|how\s+many)\s+(?:one\s+|ones\s+)?of\s+"
+    r"(?:them|these|those|the\s+(?:above|papers|ones|works|studies|sources|results)|these\s+papers|those\s+papers)\b"
+    r"|\bwhich\s+ones?\b"
+    # "the multimodal one", "the one built around MCP": one of them, by what it is
+    r"|\bthe\s+(?!(?:" + _ORD + r")\b)(?:[\w-]+\s+){1,2}one\b(?!\s+of\b)"
+    r"|\bthe\s+one\s+(?:that|which|with|on|about|built|using|for|from|where|in)\b", re.I)
+#: "the multimodal one" -> "which multimodal paper", "the one that ..." -> "which paper that ...".
+_THE_ONE = re.compile(r"\bthe\s+((?:[\w-]+\s+){0,2})one\b", re.I)
+
+#: Stemmed words that say what to do with the papers, not what about them ("compare [1] and [2]").
+_FILLER = {"tell", "me", "more", "about", "what", "how", "doe", "do", "is", "are", "the", "a", "an", "and", "or",
+           "compar", "explain", "describ", "summar", "summari", "it", "them", "they", "thi", "that", "these",
+           "those", "one", "on", "of", "in", "with", "pleas", "detail", "can", "you", "say", "said", "between",
+           "differ", "contrast", "versu", "vs", "show", "give", "to"}
+
+
+#: Stemmed words that ask what the papers are: "compare [1] and [2]", "describe the second one".
+_GIST = {"compar", "explain", "describ", "summar", "summari", "tell", "differ", "contrast", "versu", "vs"}
+
+
+def references(question: str) -> tuple[list[int], list[int]]:
+    """Sources of the previous answer that a question names: (citation numbers as shown, e.g. ``[2]`` or
+    "paper 2"; positions in its Sources list, e.g. "the second one" -> 2, "the last one" -> -1)."""
+    numbers: list[int] = []
+    for rx in (_BRACKET, _NUMBERED):
+        for m in rx.finditer(question):
+            numbers += [int(n) for n in re.findall(r"\d+", m.group(1))]
+    positions = [_ORDINALS[w.lower()] for m in _ORDINAL.finditer(question)
+                 for w in re.findall(_ORD, m.group(1), re.I)]
+    return list(dict.fromkeys(numbers)), list(dict.fromkeys(positions))
+
+
+def without_references(question: str) -> str:
+    """The question with its references to earlier sources taken out (what the papers are asked)."""
+    text = question
+    for rx in (_BRACKET, _NUMBERED, _ORDINAL):
+        text = rx.sub(" ", text)
+    return re.sub(r"\s+", " ", re.sub(r"\s+([?.,!;:])", r"\1", text)).strip()
+
+
+@dataclass
+class Turn:
+    question: str
+    answer: Answer
+
+
+@dataclass
+class Conversation:
+    retriever: Retriever
+    settings: Settings
+    turns: list[Turn] = field(default_factory=list)
+
+    def clear(self) -> None:
+        self.turns.clear()
+
+    def replay(self, item: dict) -> str:
+        """Start afresh, ask an eval item's earlier turns, and return its last question (its ``turns``, else
+        its ``question``): how eval and the gate benchmarks put each question in its conversation."""
+        self.clear()
+        turns = item.get("turns") or [item["question"]]
+        for turn in turns[:-1]:
+            self.ask(turn)
+        return turns[-1]
+
+    @property
+    def last(self) -> Turn | None:
+        return self.turns[-1] if self.turns else None
+
+    def is_followup(self, question: str) -> bool:
+        if not self.turns:
+            return False
+        return bool(_ANAPHORA.search(question) or _ALSO.search(question)) or len(question.split()) <= 4
+
+    def referenced(self, question: str) -> list[tuple[str, str]]:
+        """(paper id, title) of each source of the previous answer the question names; [] if none.
+
+        Numbers are the ``[n]`` the answer showed (``/show n`` opens the same paper); positions count
+        down its Sources list. A number or position the answer does not have is an :class:`InputError`."""
+        if not self.turns:
+            return []
+        numbers, positions = references(question)
+        prev = self.last.answer
+        if not numbers and not positions:
+            # "tell me more" after an answer about one paper (it led the citations): that paper; after an area
+            # question's list it is not clear which, so it is asked as a follow-up
+            first = [(c.paper_id, c.title) for c in sorted(prev.citations, key=lambda c: c.n)[:1]] or \
+                [(h.paper_id, h.title) for h in prev.sources[:1] if prev.answerable]  # an LLM that cited none
+            return first if first and _MORE.search(question) and prev.intent != "area" else []
+        cited = sorted(prev.citations, key=lambda c: c.n)
+        listed_hits = prev.sources or prev.related  # a refusal lists the nearest papers: "paper 1" is the first
+        shown = [(c.paper_id, c.title) for c in cited] or [(h.paper_id, h.title) for h in listed_hits]
+        listed = ", ".join(f"[{c.n}]" for c in cited) or "nothing"
+        out: list[tuple[str, str]] = []
+        for n in numbers:
+            if not 1 <= n <= len(listed_hits):
+                raise InputError(f"the last answer has no source [{n}] (it cited {listed}); "
+                                 "use /sources to list them")
+            out.append((listed_hits[n - 1].paper_id, listed_hits[n - 1].title))
+        for pos in positions:
+            if not shown or pos > len(shown):
+                raise InputError(f"the last answer cited {len(shown)} source(s) ({listed}), so there is no "
+                                 f"{'last' if pos < 0 else _ordinal_word(pos)} one; use /sources to list them")
+            out.append(shown[pos - 1] if pos > 0 else shown[-1])
+        return list(dict.fromkeys(out))
+
+    def among(self, question: str) -> list[tuple[str, str]]:
+        """(paper id, title) of the papers a choice ("which of them ...?") is between: those the latest of the
+        last 5 answers that cited several cited (after "which of them handles fairness?" and "what dataset
+        does it use?", "do any of them use RL?" still means the list); [] for any other question."""
+        if not _SELECTION.search(question):
+            return []
+        for turn in reversed(self.turns[-5:]):
+            # an LLM answer that cited nothing listed the sources it was given: those are "them"
+            shown = sorted(turn.answer.citations, key=lambda c: c.n) or \
+                (turn.answer.sources if turn.answer.answerable else [])
+            papers = list(dict.fromkeys((x.paper_id, x.title) for x in shown))
+            if len(papers) >= 2:
+                return papers
+        return []
+
+    def starts_afresh(self, question: str) -> bool:
+        """Whether a question leaves the conversation's paper: it says so, asks for a paper of its own ("is
+        there a paper on X?"), or names one by a word only that paper has ("How does MergOPT work?")."""
+        if _NEW_TOPIC.search(question) or _OWN_PAPER.search(question) and not _ALSO.search(question):
+            return True
+        from assistant.search.names import named_papers
+
+        return not _ANAPHORA.search(question) and bool(named_papers(self.retriever.index, question))
+
+    def standalone(self, question: str) -> str:
+        """The query used for retrieval: the question itself, or a rewrite that resolves references."""
+        if not self.turns or self.starts_afresh(question):
+            return question
+        if self.settings.llm_enabled:
+            if not self.is_followup(question) and self._answerable(question):
+                return question  # no "it", and the corpus answers it as asked: nothing for the LLM to resolve
+            rewritten = self._condense(question)
+            # A small local model may hand the follow-up back unresolved ("how much does it improve?"),
+            # or rewrite it into something nothing in the corpus matches: then combine it as offline.
+            if not self.is_followup(question) or not (
+                    _ANAPHORA.search(rewritten) or not self.retriever.search(rewritten, k=3).answerable):
+                return rewritten
+        elif not self.is_followup(question) and not self._continues(question):
+            return question
+        prev = self.last
+        # The previous top paper's title anchors "it"; the previous question carries the topic.
+        top, anchor = self._talked_about() or (None, "")
+        if not self.settings.llm_enabled and self._changes_topic(question, top):
+            return question
+        base = prev.answer.retrieval_query or prev.question
+        return " ".join(x for x in (base, anchor, question) if x)
+
+    def _talked_about(self) -> tuple[str, str] | None:
+        """(paper id, title) of the previous answer's top paper: its first citation, else (an LLM that cited
+        nothing) its first source."""
+        prev = self.last.answer
+        if prev.citations:
+            return prev.citations[0].paper_id, prev.citations[0].title
+        if prev.sources and prev.answerable:
+            return prev.sources[0].paper_id, prev.sources[0].title
+        return None
+
+    def _answerable(self, question: str) -> bool:
+        """Whether the corpus answers the question on its own, as ``ask`` would decide."""
+        from assistant.qa.answer import retrieve
+
+        return retrieve(self.retriever, question, 3).answerable
+
+    def _continues(self, question: str) -> bool:
+        """A question with no "it" that the corpus cannot answer on its own but whose words the previous top
+        paper holds is about that paper ("How does the gain compare to the oracle upper bound?")."""
+        top = (self._talked_about() or (None,))[0]
+        if top is None or self._answerable(question):
+            return False
+        # "what's the core idea behind the alignment?": what any paper has ("core idea") says nothing of which
+        return _holds(self.retriever, top, question, min_share=CONTINUES_SHARE)
+
+    def _changes_topic(self, question: str, top: str | None) -> bool:
+        """A short follow-up with no "it" ("what about diffusion models?") that is answerable on its own
+        and names nothing the previous top paper has moves to a new topic: combined with the previous
+        question and that paper's title, it was answered from that paper (which never mentions it)."""
+        from assistant.qa.answer import _terms
+
+        if _ANAPHORA.search(question) or top is None or _DETAIL.search(question):
+            return False
+        asked = _terms(question) - _FILLER - {"about", "what", "how", "which", "why"}
+        paper = self.retriever.index.all_papers().get(top)
+        if not asked or paper is None or asked & _terms(f"{paper.title}\n{paper.abstract}"):
+            return False
+        return self.retriever.search(question, k=3).answerable
+
+    def _condense(self, question: str) -> str:
+        from assistant.qa.llm import chat
+        from assistant.prompts import render
+
+        history = "\n".join(f"User: {t.question}\nAssistant: {t.answer.text[:600]}" + _source_list(t.answer)
+                            for t in self.turns[-4:])
+        prompt = render("condense", history=history, question=question)
+        completion = chat(self.settings, [{"role": "user", "content": prompt}], stream=False, max_tokens=120,
+                          temperature=0.0)
+        rewritten = completion.text.strip().strip('"').splitlines()[0].strip() if completion.text.strip() else ""
+        return rewritten or question
+
+    def ask_offline(self, question: str) -> Answer:
+        """The turn answered without the LLM (it failed): the extractive answer, its mode saying so."""
+        saved = self.settings
+        self.settings = replace(saved, llm="off")
+        try:
+            return self.ask(question)
+        finally:
+            self.settings = saved
+
+    def ask(self, question: str, on_token: Callable[[str], None] | None = None) -> Answer:
+        typed, question = question, without_chitchat(question)
+        if not _LEADING_CHAT.sub("", question).strip(" !.?:;()-"):  # "thanks!", "hi": nothing to search for
+            answer = Answer(question=typed, text=CHAT_ONLY, mode="llm" if self.settings.llm_enabled else "extractive",
+                            answerable=False, citations=[], sources=[])
+            self.turns.append(Turn(question=typed, answer=answer))
+            return answer
+        answer = self._ask(question, on_token)
+        answer.question = typed  # stored and shown as typed; the turn's retrieval query is the question itself
+        self.turns[-1] = Turn(question=typed, answer=answer)
+        return answer
+
+    def _ask(self, question: str, on_token: Callable[[str], None] | None = None) -> Answer:
+        pinned = self.referenced(question)
+        if pinned:
+            answer = self._ask_about(question, pinned, on_token)
+        elif (among := self.among(question)) and (answer := self._ask_among(question, among, on_token)):
+            pass
+        else:
+            query = self.standalone(question)
+            one = not self.settings.llm_enabled and query != question and bool(_SINGULAR.search(question))
+            answer = answer_question(self.retriever, question, self.settings, on_token=on_token, retrieval_query=query,
+                                     one_paper=one)
+        self.turns.append(Turn(question=question, answer=answer))
+        return answer
+
+    def _ask_about(self, question: str, pinned: list[tuple[str, str]],
+                   on_token: Callable[[str], None] | None) -> Answer:
+        """Answer from the named papers only. The user chose them, so the relevance gate does not apply.
+
+        Offline, the papers' sentences are matched against the question without its reference words
+        (noise to the embedder); when nothing else is left, each paper's gist is quoted if the question
+        asks to compare or describe them ("compare the first and second", "tell me more about [2]"), else
+        the previous question is asked of them ("and the last one?"). The LLM gets the question as asked
+        and is told that the sources it is sent, numbered from [1] again in the order named, are the ones
+        meant (no corpus text goes outside the sources block)."""
+        from assistant.qa.answer import _terms
+
+        gist = False
+        skip: frozenset[str] = frozenset()
+        if self.settings.llm_enabled:
+            meant = "the source below, [1]" if len(pinned) == 1 else \
+                f"the {len(pinned)} sources below, [1] to [{len(pinned)}] in the order they were named"
+            asked = f"{question} (The user means {meant}.)"
+        else:
+            asked = without_references(question)
+            terms = _terms(asked)
+            # nothing asked but to compare or describe them ("compare the first and second"): their gist;
+            # nothing at all ("and the last one?"): what the last question asked of another paper
+            gist = not terms - _FILLER and bool(terms & _GIST)
+            if not terms - _FILLER and not gist:
+                asked = self.last.question
+            if _MORE.search(question):  # what the conversation has not quoted yet
+                skip = frozenset(s for t in self.turns
+                                 for s in re.findall(r"^- (.*?) \[\d+(?:[,;]\s*\d+)*\]$", t.answer.text, re.M))
+        saved = self.retriever.allowed
+        self.retriever.allowed = {pid for pid, _ in pinned}
+        try:
+            answer = answer_question(self.retriever, asked, self.settings, on_token=on_token,
+                                     retrieval_query=" ".join([*(t for _, t in pinned), asked]),
+                                     k=len(pinned), pinned=[pid for pid, _ in pinned], gist=gist, skip=skip)
+        finally:
+            self.retriever.allowed = saved
+        answer.question = question
+        return answer
+
+    def _closest_sentences(self, asked: str, paper_ids: list[str]) -> dict[str, float]:
+        """Each paper's best sentence relevance to what is asked (within the filter, if any)."""
+        from assistant.search.decide import topical
+        from assistant.qa.evidence import relevance
+
+        papers = self.retriever.index.all_papers()
+        qvec = self.retriever.embed_query(asked)
+        weights = self.retriever.index.term_weights()
+        out: dict[str, float] = {}
+        for pid in paper_ids:
+            p = papers.get(pid)
+            if p is not None and (self.retriever.allowed is None or pid in self.retriever.allowed):
+                sents, vecs = self.retriever.index.sentence_vectors(pid, p.abstract)
+                out[pid] = float(relevance(sents, vecs, qvec, topical(asked), weights).max()) if len(sents) else 0.0
+        return out
+
+    def _ask_among(self, question: str, among: list[tuple[str, str]],
+                   on_token: Callable[[str], None] | None) -> Answer | None:
+        """Answer a choice among the previous answer's papers from those papers, chosen by meaning: each paper's
+        sentence closest to what is asked ("which of them proposes a defense?": ASIDE's "we propose ... to defend",
+        not an attack paper that mentions defenses in passing). The paper whose best sentence stands out by
+        AMONG_MARGIN is the answer; papers within it answer together; none close enough (AMONG_MIN_COSINE): "none
+        of them". None when the user describes one ("the one on vision token pruning") that none of them is:
+        asked of the corpus."""
+        asked = self.retriever.mend(_SELECTION.sub("", _THE_ONE.sub(r"\1", question)).strip(" ,?")) \
+            or self.last.question
+        best = self._closest_sentences(asked, [pid for pid, _ in among])
+        if not best:
+            return None
+        top = max(best.values())
+        if top < AMONG_MIN_COSINE:
+            if _THE_ONE.search(question):
+                return None  # "the one on X": none of them is; the corpus may have it
+            answer = Answer(question=question, text=f"None of the {len(among)} papers cited earlier addresses this.",
+                            mode="llm" if self.settings.llm_enabled else "extractive", answerable=False)
+            return answer
+        chosen = [pid for pid, _ in among if best.get(pid, -1.0) >= top - AMONG_MARGIN]
+        chosen.sort(key=lambda pid: -best[pid])
+        told = f"{question} (The user means the papers below, from the previous answer.)" \
+            if self.settings.llm_enabled else asked
+        saved = self.retriever.allowed
+        self.retriever.allowed = set(chosen)
+        try:
+            answer = answer_question(self.retriever, told, self.settings, on_token=on_token, retrieval_query=asked,
+                                     k=len(chosen), pinned=chosen)
+        finally:
+            self.retriever.allowed = saved
+        answer.question = question
+        return answer
+
+
+#: A choice among earlier papers: none of them is close enough below this best-sentence relevance (as
+#: evidence.pick scores a sentence: cosine + a share for the question's terms); those within AMONG_MARGIN of the
+#: best one answer together.
+AMONG_MIN_COSINE = 0.35
+AMONG_MARGIN = 0.05
+#: A question with no "it" is about the previous top paper when that paper holds this share of its topical terms.
+CONTINUES_SHARE = 0.65
+
+
+def _holds(retriever: Retriever, paper_id: str, question: str, min_share: float) -> bool:
+    """Whether the paper holds ``min_share`` of the question's topical terms (IDF-weighted; terms in a fifth of the
+    papers or more, "core", "idea", "use", say nothing of which paper)."""
+    from assistant.search.decide import coverage, terms
+
+    papers = retriever.index.all_papers()
+    p = papers.get(paper_id)
+    common = max(3, len(papers) // 5)
+    topical = {t for t in terms(question) - _FILLER if retriever.index.doc_freq(t) <= common}
+    if p is None or not topical:
+        return False
+    weights = retriever.index.term_weights()
+    return coverage(weights, topical, terms(f"{p.title}\n{p.abstract}"), max(weights.values(), default=1.0)) \
+        >= min_share
+
+
+def _ordinal_word(pos: int) -> str:
+    return next(w for w, p in _ORDINALS.items() if p == pos and w.isalpha())
+
+
+def _source_list(answer: Answer) -> str:
+    """The Sources the user saw, so the condense prompt can resolve "the second paper"."""
+    if not answer.citations:
+        return ""
+    return "\nSources: " + "; ".join(f"[{c.n}] {c.title}" for c in sorted(answer.citations, key=lambda c: c.n))

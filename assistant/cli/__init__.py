@@ -1,0 +1,1 @@
+"""The terminal: commands, rendering, the chat prompt."""

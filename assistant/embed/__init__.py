@@ -1,0 +1,1 @@
+"""Embedding text: the local MiniLM on onnxruntime and the OpenAI-compatible embedders."""

@@ -1,0 +1,1 @@
+"""Answering: evidence, extractive and LLM answers, summaries, the map, exports."""

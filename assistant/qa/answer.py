@@ -1,0 +1,430 @@
+"""Answers with citations: decide what the question wants and whether the corpus answers it, number the relevant
+papers, then ask the LLM or quote the sentences that answer.
+
+The decisions (intent, answerable, which papers are relevant) are models fitted on data (:mod:`.decide`); a
+paper the question names (:mod:`.names`) is answered from. Citations are ``[n]`` in the text, where n numbers the
+sources sent for that answer. After generation the text is parsed: any ``[n]`` that is not a sent source is dropped
+from the citation list and marked ``[n?]`` in the text, so a reader can see it was not backed.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
+from typing import Callable
+
+
+from assistant.config import Settings
+from assistant.prompts import NO_ANSWER_PHRASE, render, system_prompt
+from assistant.search.retrieve import Hit, Retrieval, Retriever
+from assistant.text.safetext import inert_citations
+from assistant.text.sentences import split_sentences
+
+CITATION_RE = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
+EXTRACTIVE_LABEL = "Extractive answer (no LLM configured): verbatim sentences from the abstracts."
+INCOMPLETE_MARK = "[answer incomplete: the LLM stream stopped early]"
+LENGTH_MARK = "[answer cut at {n} tokens: raise ASSISTANT_MAX_TOKENS for longer answers]"
+#: How many papers a question's decisions read: an area answer lists up to this many.
+POOL = 20
+#: Sentences quoted from the paper a question is about, and from each other paper cited.
+TOP_SENTENCES, OTHER_SENTENCES = 4, 1
+#: Papers an answer about one paper cites besides it, when they are relevant too.
+MAX_OTHERS = 2
+
+
+@dataclass
+class Citation:
+    n: int
+    paper_id: str
+    title: str
+    snippet: str
+    score: float
+
+    def as_dict(self) -> dict:
+        return {"n": self.n, "paper_id": self.paper_id, "title": self.title, "snippet": self.snippet,
+                "score": round(self.score, 4)}
+
+
+@dataclass
+class Answer:
+    question: str
+    text: str
+    mode: str  # "llm" | "extractive"
+    answerable: bool
+    citations: list[Citation] = field(default_factory=list)
+    sources: list[Hit] = field(default_factory=list)
+    invalid_citations: list[int] = field(default_factory=list)
+    complete: bool = True
+    model: str | None = None
+    usage: dict = field(default_factory=dict)
+    retrieval_query: str | None = None
+    prompt: list[dict] | None = None
+    retrieved: list[Hit] = field(default_factory=list)  # the full ranking (>= 10), sources are its head
+
+    support: list[dict] = field(default_factory=list)  # per cited sentence: is it backed by its source?
+    read_as: str | None = None  # the question with its typos mended, when it had any
+    #: An LLM answer that cited none of its sources: what those sources say, quoted as offline (verbatim,
+    #: each sentence cited), so the reader has something checked beside the unchecked text.
+    quoted: str = ""
+    quoted_citations: list[Citation] = field(default_factory=list)
+    #: Papers near the question that are not cited: the nearest ones when the corpus has no answer.
+    related: list[Hit] = field(default_factory=list)
+    #: What the question wanted, as decided: "paper" or "area".
+    intent: str = "paper"
+
+    def as_dict(self) -> dict:
+        out = {"question": self.question, "answer": self.text, "mode": self.mode, "answerable": self.answerable,
+               "citations": [c.as_dict() for c in self.citations],
+               "sources": [h.as_dict() for h in self.sources], "complete": self.complete}
+        if self.invalid_citations:
+            out["invalid_citations"] = self.invalid_citations
+        if self.model:
+            out["model"] = self.model
+        if self.usage:
+            out["usage"] = self.usage
+        if self.support:
+            out["support"] = self.support
+        if self.read_as:
+            out["read_as"] = self.read_as
+        if self.mode == "llm" and self.answerable and not self.citations:
+            out["uncited"] = True  # the terminal warns; a script should not take the text as checked
+        if self.quoted:
+            out["quoted"] = {"text": self.quoted, "citations": [c.as_dict() for c in self.quoted_citations]}
+        if self.related:
+            out["related"] = [h.as_dict() for h in self.related]
+        if self.retrieval_query and self.retrieval_query != self.question:
+            out["retrieval_query"] = self.retrieval_query
+        return out
+
+
+
+def _terms(text: str) -> frozenset[str]:
+    from assistant.search.decide import terms
+
+    return terms(text)
+
+
+# --- deciding -----------------------------------------------------------------------------------
+
+
+def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
+    """Search for a question and decide, from data (:mod:`.decide`), what it wants and whether the corpus answers
+    it: ``ask``, ``chat`` and ``search`` agree on what is answerable.
+
+    A paper the question names (:func:`.names.named_papers`) is answerable whatever the cosines, and leads the
+    hits when the question says little else or the search already ranks it near the top. An area question's papers
+    are ranked mostly by their cosine (framing words such as "which papers propose methods for" must not steer the
+    lexical side: :data:`decide.models` holds the measured weight)."""
+    from assistant.search import decide
+    from assistant.search.names import named_papers
+
+    mended = retriever.mend(question)
+    qvec = retriever.embed_query(mended)
+    area = decide.area_probability(mended, qvec) >= decide.models()["intent"].threshold
+    found = retriever.search(mended, k=max(k, POOL), rerank=not area)
+    named = [pid for pid in named_papers(retriever.index, mended) if pid not in _outside(retriever)]
+    top3 = [h.paper_id for h in found.hits[:3]]
+    if named and not all(pid in [h.paper_id for h in found.hits] for pid in named):
+        found.hits = _with_papers(retriever, found, named)
+    s = decide.signals(retriever, mended, found, named=named[0] if named else None)
+    probability = decide.answerable_probability(s)
+    answerable = bool(found.hits) and (bool(named) or probability >= decide.models()["answerable"].threshold)
+    # never looser than a bar the user set (ASSISTANT_MIN_RELEVANCE) on the top cosines
+    if retriever.settings.min_relevance is not None and found.confidence < retriever.settings.min_relevance:
+        answerable = bool(named)
+    hits = found.hits
+    if named and (_asks_little(retriever, mended, named) or any(pid in top3 for pid in named)):
+        first = [h for pid in named for h in hits if h.paper_id == pid]
+        hits = first + [h for h in hits if h.paper_id not in named]
+    elif area and answerable:
+        hits = _area_order(retriever, mended, hits)
+    hits = [dc_replace(h, rank=n) for n, h in enumerate(hits, 1)]
+    ordered = Retrieval(query=found.query, hits=hits, answerable=answerable, confidence=found.confidence,
+                        query_vector=found.query_vector)
+    relevance = decide.relevant_probabilities(decide.signals(retriever, mended, ordered, depth=max(k, 10),
+                                                             named=named[0] if named else None,
+                                                             area=s.question["area"], papers_only=True))
+    out = dc_replace(ordered, hits=hits[:k], intent="area" if area and not named else "paper",
+                     relevance={h.paper_id: float(p) for h, p in zip(hits, relevance)}, named=named,
+                     probability=probability)
+    out.typed = question if mended != question else None
+    return out
+
+
+def corpus_lacks(retriever: Retriever, query: str) -> bool:
+    """Whether the corpus has no paper on what the query asks (the answerable model's refusal): ``which``,
+    ``summarize`` and ``map`` list nothing for such a query."""
+    return not retrieve(retriever, query, 5).answerable
+
+
+def _outside(retriever: Retriever) -> set[str]:
+    """Papers a filter (chat's /filter) keeps out of reach."""
+    if retriever.allowed is None:
+        return set()
+    return set(retriever.index.all_papers()) - retriever.allowed
+
+
+def _name_terms(retriever: Retriever, paper_id: str, question: str) -> set[str]:
+    """The question's terms that are the paper's name (what is left says what is asked of it)."""
+    from assistant.search.names import paper_names
+
+    p = retriever.index.all_papers().get(paper_id)
+    names = {n.lower() for n in paper_names(p)} if p else set()
+    return {t for w in re.findall(r"[\w-]+", question) if w.lower() in names for t in _terms(w)}
+
+
+def _with_papers(retriever: Retriever, found: Retrieval, paper_ids: list[str]) -> list[Hit]:
+    """The hits with these papers added (scored as the search scores them), in fused order."""
+    wider = retriever.search(found.query, k=len(found.hits) + 200)
+    keep = {h.paper_id for h in found.hits} | set(paper_ids)
+    return [h for h in wider.hits if h.paper_id in keep] or found.hits
+
+
+def _area_order(retriever: Retriever, question: str, hits: list[Hit]) -> list[Hit]:
+    """An area question's papers by their cosine and a smaller share of the lexical side (decide's area weight)."""
+    from assistant.search.decide import models
+
+    w = models()["area_dense_weight"]
+    ceiling = retriever.bm25_ceiling(question) or 1.0
+    return sorted(hits, key=lambda h: -(w * h.dense + (1 - w) * h.bm25 / ceiling))
+
+
+def no_answer(question: str, mode: str, retrieval: Retrieval) -> Answer:
+    """The refusal: nothing cited; the nearest papers are ``related`` (never citations)."""
+    return Answer(question=question, text=NO_ANSWER_PHRASE, mode=mode, answerable=False, citations=[],
+                  sources=[], related=retrieval.hits[:3], retrieval_query=retrieval.query)
+
+
+def citable(retrieval: Retrieval, one_paper: bool = False) -> list[Hit]:
+    """The hits an answer may cite: those the relevance model passes (the top one always, as the question is
+    answerable), at most MAX_OTHERS besides a question's one paper; every named paper."""
+    from assistant.search.decide import models
+
+    cut = models()["relevant"].threshold
+    hits = retrieval.hits
+    if not hits:
+        return []
+    named = [h for h in hits if h.paper_id in retrieval.named]
+    if named:
+        return named
+    passing = [h for h in hits[1:] if retrieval.relevance.get(h.paper_id, 0.0) >= cut]
+    if one_paper:
+        return hits[:1]
+    if retrieval.intent == "area":
+        return hits[:1] + passing
+    return hits[:1] + passing[:MAX_OTHERS]
+
+
+def answer_question(retriever: Retriever, question: str, settings: Settings | None = None,
+                    on_token: Callable[[str], None] | None = None, retrieval_query: str | None = None,
+                    k: int | None = None, pinned: list[str] | None = None, one_paper: bool = False,
+                    gist: bool = False, skip: frozenset[str] = frozenset()) -> Answer:
+    """Retrieve for ``retrieval_query`` (default: the question) and answer ``question`` with citations.
+
+    ``one_paper``: the question is about one paper (a follow-up's "it"): the top hit is cited alone.
+    ``pinned``: paper ids the user chose (the retriever's filter holds them): they are the sources, in that order,
+    and the answerable model does not refuse. ``gist``: the question asks what they are ("compare the first and
+    second"). ``skip``: sentences already shown ("tell me more"), quoted again only if nothing else is left."""
+    settings = settings or retriever.settings
+    typed = question
+    question = retriever.mend(question)
+    k = k or settings.top_k
+    if pinned:
+        full = retriever.search(retrieval_query or question, k=max(k, len(pinned)))
+        by_id = {h.paper_id: h for h in full.hits}
+        hits = [dc_replace(by_id[pid], rank=n) for n, pid in enumerate((p for p in pinned if p in by_id), 1)]
+        full = dc_replace(full, hits=hits, answerable=bool(hits), named=[h.paper_id for h in hits])
+    else:
+        full = retrieve(retriever, retrieval_query or question, max(k, 10))
+        if retrieval_query not in (None, typed, question):  # a follow-up: the question asked is still this one
+            full.answerable = full.answerable and bool(full.hits)
+    retrieval = dc_replace(full, hits=full.hits[:k])
+    mode = "llm" if settings.llm_enabled else "extractive"
+    if not retrieval.answerable or not retrieval.hits:
+        answer = no_answer(typed, mode, retrieval)
+    else:
+        sources = citable(retrieval, one_paper=one_paper)
+        sent = dc_replace(retrieval, hits=[dc_replace(h, rank=n) for n, h in enumerate(sources, 1)])
+        # what each paper contributes, when that is what is asked: an area's papers, a named paper asked nothing else
+        gist = gist or retrieval.intent == "area" or bool(retrieval.named) and _asks_little(
+            retriever, question, retrieval.named)
+        if mode == "llm":
+            answer = llm_answer(retriever, typed, sent, settings, on_token)
+            if answer.answerable and not answer.citations:  # nothing checked: quote what the sources say
+                quoted = extractive_answer(retriever, question, sent, gist=gist, skip=skip)
+                answer.quoted, answer.quoted_citations = quoted.text, quoted.citations
+        else:
+            answer = extractive_answer(retriever, question, sent, gist=gist, skip=skip)
+            answer.question = typed
+        answer.related = [h for h in retrieval.hits if h.paper_id not in {s.paper_id for s in sources}][:3]
+    answer.retrieved = full.hits
+    answer.intent = full.intent
+    answer.read_as = question if question != typed else None
+    return answer
+
+
+def _asks_little(retriever: Retriever, question: str, named: list[str]) -> bool:
+    """Whether a question that names papers asks nothing else of them ("What is Qronos?", "explain trinity"):
+    then they lead the hits and what they contribute is the answer."""
+    left = _terms(question) - set().union(*(_name_terms(retriever, pid, question) for pid in named))
+    # a term in a tenth of the papers or more frames the question ("paper", "propose", "work"); a rarer one asks
+    common = max(2, len(retriever.index.all_papers()) // 10)
+    return not any(retriever.index.doc_freq(t) < common for t in left)
+
+
+# --- sources and citations ------------------------------------------------------------------
+
+
+def _escape(text: str) -> str:
+    """Source text as inert data: no tags, no citation markers that look like ours."""
+    text = html.escape(text, quote=False)
+    return CITATION_RE.sub(lambda m: f"(ref {m.group(1)})", text)
+
+
+def format_sources(hits: list[Hit], abstracts: dict[str, str]) -> str:
+    blocks = []
+    for n, hit in enumerate(hits, 1):
+        body = _escape(abstracts.get(hit.paper_id, hit.snippet))
+        blocks.append(f'<source n="{n}" id="{_escape(hit.paper_id)}">\nTitle: {_escape(hit.title)}\n{body}\n</source>')
+    return "\n".join(blocks)
+
+
+def parse_citations(text: str, n_sources: int) -> tuple[str, list[int], list[int | str]]:
+    """(text with unknown citations marked, cited source numbers in order, unknown numbers). Anything
+    bracketed that looks like a citation but names no source is marked unknown: ``[99?]``, ``[-1?]``,
+    ``[1000?]``, and a range ``[1-3?]`` (listed as the string ``"1-3"``)."""
+    from assistant.text.safetext import CITATION_LIKE
+
+    cited: list[int] = []
+    invalid: list[int | str] = []
+
+    def repl(m: re.Match) -> str:
+        parts = []
+        for x in re.split(r"\s*[,;]\s*", m.group(1)):
+            n = int(x) if re.fullmatch(r"\d{1,3}", x) else None
+            if n is not None and 1 <= n <= n_sources:
+                if n not in cited:
+                    cited.append(n)
+                parts.append(f"[{n}]")
+            else:
+                bad = int(x) if re.fullmatch(r"-?\d+", x) else x
+                if bad not in invalid:
+                    invalid.append(bad)
+                parts.append(f"[{x}?]")
+        return "".join(parts)
+
+    return CITATION_LIKE.sub(repl, text), cited, invalid
+
+
+def _citations(hits: list[Hit], numbers: list[int], snippets: dict[int, str] | None = None) -> list[Citation]:
+    out = []
+    for n in numbers:
+        h = hits[n - 1]
+        out.append(Citation(n=n, paper_id=h.paper_id, title=h.title,
+                            snippet=(snippets or {}).get(n, h.snippet), score=h.score))
+    return out
+
+
+
+def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settings: Settings,
+               on_token: Callable[[str], None] | None = None) -> Answer:
+    from assistant.qa.llm import chat
+
+    hits = retrieval.hits
+    papers = retriever.index.all_papers()
+    abstracts = {h.paper_id: papers[h.paper_id].abstract for h in hits if h.paper_id in papers}
+    messages = [
+        {"role": "system", "content": system_prompt()},
+        {"role": "user", "content": render("answer", sources=format_sources(hits, abstracts), question=question)},
+    ]
+    completion = chat(settings, messages, on_token=on_token)
+    text, cited, invalid = parse_citations(completion.text.strip(), len(hits))
+    answerable = NO_ANSWER_PHRASE.lower().rstrip(".") not in text.lower() or bool(cited)
+    if completion.finish_reason == "length":
+        text = f"{text}\n\n{LENGTH_MARK.format(n=settings.max_tokens)}"
+    elif not completion.complete:
+        text = f"{text}\n\n{INCOMPLETE_MARK}"
+    answer = Answer(question=question, text=text, mode="llm", answerable=answerable,
+                    citations=_citations(hits, cited) if answerable else [], sources=hits,
+                    invalid_citations=invalid, complete=completion.complete, model=completion.model,
+                    usage=completion.usage, retrieval_query=retrieval.query, prompt=messages)
+    if answer.answerable:
+        answer.support = support_marks(retriever, answer.text, hits, abstracts)
+    from assistant.qa.llm import estimate_cost
+
+    cost = estimate_cost(settings, completion.model or settings.model, completion.usage)
+    if cost is not None:
+        answer.usage = {**answer.usage, "cost_usd": cost}
+    return answer
+
+
+#: A cited sentence counts as supported when its best-matching sentence in a cited abstract has
+#: cosine >= SUPPORT_COSINE, or covers >= SUPPORT_OVERLAP of its content terms.
+SUPPORT_COSINE = 0.6
+SUPPORT_OVERLAP = 0.5
+
+
+def support_marks(retriever: Retriever, text: str, hits: list[Hit], abstracts: dict[str, str]) -> list[dict]:
+    """For each answer sentence that cites sources: does any cited abstract back it?"""
+    from assistant.embed.embedder import embed_array
+
+    claims = []
+    for sentence in split_sentences(text.replace("\n", " ")):
+        nums = [int(n) for group in CITATION_RE.findall(sentence) for n in re.split(r"\s*[,;]\s*", group)
+                if 1 <= int(n) <= len(hits)]
+        claim = CITATION_RE.sub("", sentence).replace("?]", "").strip(" -*")
+        if nums and claim:
+            claims.append((sentence, claim, sorted(set(nums))))
+    if not claims:
+        return []
+    source_sents = {n: split_sentences(abstracts.get(hits[n - 1].paper_id, hits[n - 1].snippet))
+                    for _, _, nums in claims for n in nums}
+    flat = [(n, s) for n, ss in source_sents.items() for s in ss]
+    vecs = embed_array(retriever.index.embedder, [c for _, c, _ in claims] + [s for _, s in flat])
+    cvecs, svecs = vecs[:len(claims)], vecs[len(claims):]
+    out = []
+    for i, (sentence, claim, nums) in enumerate(claims):
+        rows = [j for j, (n, _) in enumerate(flat) if n in nums]
+        cos = float((svecs[rows] @ cvecs[i]).max()) if rows else 0.0
+        terms = _terms(claim)
+        overlap = max((len(terms & _terms(flat[j][1])) / max(len(terms), 1) for j in rows), default=0.0)
+        supported = cos >= SUPPORT_COSINE or overlap >= SUPPORT_OVERLAP
+        out.append({"sentence": sentence, "citations": nums, "supported": supported,
+                    "cosine": round(cos, 3), "overlap": round(overlap, 3)})
+    return out
+
+
+
+
+def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval, gist: bool = False,
+                      skip: frozenset[str] = frozenset()) -> Answer:
+    """Verbatim abstract sentences that answer the question (:func:`.evidence.pick`), each cited; ``retrieval``'s
+    hits are the papers to cite, the first one the paper the question is about (up to TOP_SENTENCES from it, and
+    from each paper the question names; OTHER_SENTENCES from the others; one from each paper of an area)."""
+    from assistant.qa.evidence import pick
+
+    hits = retrieval.hits
+    papers = retriever.index.all_papers()
+    qvec = retrieval.query_vector if retrieval.query_vector is not None and retrieval.query == question \
+        else retriever.embed_query(question)
+    weights = retriever.index.term_weights()
+    qterms = _terms(question)
+    wants_link = bool(re.search(r"\b(?:code|github|repo(?:sitory)?|url|link)\b", question, re.I))
+    lines: list[str] = []
+    snippets: dict[int, str] = {}
+    several = len(hits) > 1 and retrieval.intent == "area"
+    for n, h in enumerate(hits, 1):
+        paper = papers.get(h.paper_id)
+        sents, svecs = retriever.index.sentence_vectors(h.paper_id, paper.abstract if paper else h.snippet)
+        count = OTHER_SENTENCES if several or (n > 1 and h.paper_id not in retrieval.named) else TOP_SENTENCES
+        chosen = pick(sents, svecs, qvec, qterms, weights, count, gist=gist, skip=skip, wants_link=wants_link)
+        for i in chosen:
+            lines.append(f"- {inert_citations(sents[i])} [{n}]")  # its own "[7]" is not ours
+        if chosen:
+            snippets[n] = sents[chosen[0]]
+    cited = sorted(snippets)
+    return Answer(question=question, text="\n".join(lines), mode="extractive", answerable=True,
+                  citations=_citations(hits, cited, snippets), sources=hits, retrieval_query=retrieval.query,
+                  related=[])

@@ -1,0 +1,165 @@
+"""Exports of answers: a Markdown transcript, BibTeX for cited papers, a JSON evidence record."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+from assistant.qa.answer import Answer
+from assistant.config import Settings
+from assistant.text.corpus import Paper
+from assistant.errors import InputError
+
+FORMATS = {".md": "markdown", ".markdown": "markdown", ".bib": "bibtex", ".json": "json"}
+
+
+def to_markdown(answers: list[Answer]) -> str:
+    parts = ["# assistant transcript", ""]
+    for a in answers:
+        parts += [f"## {a.question}", ""]
+        if a.mode == "extractive" and a.answerable:
+            parts += ["*Extractive answer (no LLM configured): verbatim sentences from the abstracts.*", ""]
+        parts += [a.text, ""]
+        if a.quoted:  # an LLM answer that cited none of its sources: as the terminal shows it
+            parts += ["*The model cited none of its sources: nothing above is checked against an abstract.*", "",
+                      "**What the sources say, quoted without the model**", "", a.quoted, ""]
+        if a.citations or a.quoted_citations:
+            parts += ["**Sources**", ""]
+            for c in a.citations or a.quoted_citations:
+                parts.append(f"{c.n}. `{c.paper_id}`: {c.title}  ")
+                parts.append(f"   > {c.snippet}")
+            parts.append("")
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def _bib_escape(text: str) -> str:
+    return re.sub(r"([&%$#_{}])", r"\\\1", text.replace("\\", " ")).replace("~", r"\~{}")
+
+
+def bib_key(paper: Paper, year: str | None) -> str:
+    first = (paper.authors[0].split()[-1] if paper.authors else paper.title.split()[0] if paper.title else "paper")
+    first = re.sub(r"[^A-Za-z0-9]", "", first).lower() or "paper"
+    suffix = re.sub(r"[^A-Za-z0-9]", "", paper.id)[-8:]
+    return f"{first}{year or ''}_{suffix}"
+
+
+def paper_year(paper: Paper) -> str | None:
+    for text in (paper.date or "", str(paper.extra.get("collection", ""))):
+        m = re.search(r"\b(19|20)\d{2}\b", text)
+        if m:
+            return m.group(0)
+    return None
+
+
+#: What makes a short line a venue rather than any heading: a year, an acronym or CamelCase name (ICLR,
+#: NeurIPS, arXiv), or a word venues are named with.
+_VENUE_SIGN = re.compile(r"\b(?:19|20)\d{2}\b|[A-Z]{2,}|[a-z][A-Z]|\b(?:Proceedings|Conference|Workshop|Journal|"
+                         r"Transactions|Symposium|Letters|Review)\b")
+
+
+def _latin(ch: str) -> bool:
+    import unicodedata
+
+    return ch.isascii() or "LATIN" in unicodedata.name(ch, "")
+
+
+def venue(header: str) -> str | None:
+    """A text file's header line as a venue (BibTeX ``howpublished``), only when it reads as one: a short
+    Latin-script name, no sentence (``ICLR 2026 Papers``). A header in another script keeps its Latin-script
+    start when that names a venue and a year (``ICLR 2026 论文列表`` -> ``ICLR 2026``); anything else: None."""
+    header = " ".join(str(header).split())
+
+    def reads_as_venue(text: str) -> bool:
+        words = text.split()
+        return (0 < len(words) <= 12 and len(text) <= 100 and all(_latin(c) for c in text)
+                and not re.search(r"[.!?;:]$|[.!?]\s", text) and bool(re.match(r"[A-Z]|[a-z]+[A-Z]", words[0]))
+                and sum(1 for w in words if w[:1].islower()) <= len(words) // 2
+                and bool(_VENUE_SIGN.search(text)))
+
+    if reads_as_venue(header):
+        return header
+    start = re.match(r"[A-Za-z0-9 .\-&']+", header)
+    start = start.group().strip() if start else ""
+    if start and re.search(r"\b(?:19|20)\d{2}\b", start) and re.search(r"[A-Z]{2,}|[a-z][A-Z]", start) \
+            and reads_as_venue(start):
+        return start
+    return None
+
+
+def to_bibtex(papers: list[Paper]) -> str:
+    entries = []
+    seen = set()
+    for p in papers:
+        if p.id in seen:
+            continue
+        seen.add(p.id)
+        year = paper_year(p)
+        fields = [("title", "{" + _bib_escape(p.display_title) + "}")]
+        if p.authors:
+            fields.append(("author", _bib_escape(" and ".join(p.authors))))
+        if year:
+            fields.append(("year", year))
+        if p.url:
+            fields.append(("url", p.url))
+        where = venue(p.extra.get("collection") or "")
+        if where:
+            fields.append(("howpublished", _bib_escape(where)))
+        note = f"assistant id {p.id}"
+        if p.title_derived:
+            note += "; title derived from the abstract (the source lists no title)"
+        fields.append(("note", _bib_escape(note)))
+        body = ",\n".join(f"  {k} = {{{v}}}" for k, v in fields)
+        entries.append(f"@misc{{{bib_key(p, year)},\n{body}\n}}")
+    return "\n\n".join(entries) + ("\n" if entries else "")
+
+
+def evidence_record(answers: list[Answer], settings: Settings) -> dict:
+    """Enough to replay a run and compare it with another: question, retrieval, prompt, model, answer."""
+    return {
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "settings": {k: v for k, v in settings.public().items() if k != "api_key"},
+        "turns": [{
+            **a.as_dict(),
+            "retrieved": [{"paper_id": h.paper_id, "score": round(h.score, 4), "dense": round(h.dense, 4),
+                           "bm25": round(h.bm25, 4)} for h in (a.retrieved or a.sources)],
+            "prompt": a.prompt,
+        } for a in answers],
+    }
+
+
+def check_target(path: Path, force: bool = False, flag: str = "--force") -> str:
+    """The format ``path``'s extension names, or InputError: called before an answer is computed, so that a
+    wrong name costs nothing. An existing file is overwritten only with ``force`` (``flag`` is how the user
+    asks for it)."""
+    path = Path(path)
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise InputError(f"cannot save to {path.name}: use a .md, .bib or .json file name")
+    if path.is_dir():
+        raise InputError(f"cannot save to {path}: it is a directory")
+    if path.exists() and not force:
+        raise InputError(f"{path} already exists; add {flag} to overwrite it, or choose another name")
+    return fmt
+
+
+def save(path: Path, answers: list[Answer], papers: dict[str, Paper], settings: Settings,
+         force: bool = False) -> str:
+    """Write answers to ``path`` in the format its extension names; returns the format."""
+    path = Path(path)
+    fmt = check_target(path, force)
+    if fmt == "markdown":
+        text = to_markdown(answers)
+    elif fmt == "bibtex":
+        cited = [papers[c.paper_id] for a in answers for c in (a.citations or a.quoted_citations)
+                 if c.paper_id in papers]
+        text = to_bibtex(cited)
+    else:
+        text = json.dumps(evidence_record(answers, settings), ensure_ascii=False, indent=2) + "\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return fmt

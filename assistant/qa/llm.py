@@ -1,0 +1,133 @@
+"""The LLM client: streaming chat with bounds on time and length, and token-cost estimates.
+
+Retries (429 with or without Retry-After, 5xx, timeouts, dropped connections) use the openai
+SDK's capped exponential backoff; 401/403/404 are not retried. Every failure becomes an
+:class:`LLMError` whose message says how to fix it and never contains the API key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from assistant.config import Settings
+from assistant.endpoint import endpoint_name, make_client, map_error
+from assistant.errors import LLMError
+
+
+
+@dataclass
+class Completion:
+    """What the model returned: text, whether the stream ended properly, and token usage."""
+
+    text: str
+    complete: bool = True
+    usage: dict = field(default_factory=dict)
+    model: str = ""
+    finish_reason: str | None = None
+
+
+#: USD per million (prompt, completion) tokens, for cost estimates; override with
+#: ASSISTANT_PRICE_IN / ASSISTANT_PRICE_OUT (a local server costs nothing: set both to 0).
+PRICES = {"gpt-4o-mini": (0.15, 0.60), "gpt-4o": (2.50, 10.00), "gpt-4.1-mini": (0.40, 1.60),
+          "gpt-4.1-nano": (0.10, 0.40), "gpt-4.1": (2.00, 8.00)}
+
+
+def estimate_cost(settings: Settings, model: str | None, usage: dict) -> float | None:
+    """Estimated USD cost of one call from its token usage, or None when the price is unknown."""
+    if not usage:
+        return None
+    price = (settings.price_in, settings.price_out) if settings.price_in is not None and settings.price_out is not None \
+        else next((PRICES[m] for m in sorted(PRICES, key=len, reverse=True) if (model or "").startswith(m)), None)
+    if price is None:
+        return None
+    return round((usage.get("prompt_tokens", 0) * price[0] + usage.get("completion_tokens", 0) * price[1]) / 1e6, 6)
+
+
+def chat(settings: Settings, messages: list[dict], on_token: Callable[[str], None] | None = None,
+         stream: bool = True, max_tokens: int | None = None, temperature: float = 0.1) -> Completion:
+    """One chat completion. Streams tokens to ``on_token``; a stream that breaks off keeps the partial text."""
+    client = make_client(settings)
+    kwargs: dict[str, Any] = {"model": settings.model, "messages": messages, "temperature": temperature}
+    max_tokens = max_tokens or settings.max_tokens
+    if max_tokens:
+        kwargs["max_tokens"] = max_tokens
+    try:
+        if not stream:
+            resp = client.chat.completions.create(**kwargs)
+            if not getattr(resp, "choices", None):
+                raise LLMError(f"the LLM endpoint {endpoint_name(settings)} sent a response with no choices")
+            text = resp.choices[0].message.content or ""
+            if on_token and text:
+                on_token(text)
+            usage = resp.usage.model_dump() if getattr(resp, "usage", None) else {}
+            return Completion(text=text, usage=usage, model=getattr(resp, "model", "") or settings.model)
+        response = client.chat.completions.create(stream=True, stream_options={"include_usage": True}, **kwargs)
+    except LLMError:
+        raise
+    except Exception as exc:
+        raise map_error(exc, settings) from exc
+    return _consume(response, settings, on_token, max_tokens)
+
+
+#: A streamed answer's bounds. Connecting, the first chunk and every gap between chunks: ASSISTANT_LLM_TIMEOUT each
+#: (the client's timeout). The whole stream: ASSISTANT_LLM_TIMEOUT + max_tokens / MIN_TOKENS_PER_SECOND seconds (a
+#: server dripping a token a second is cut). Its text: max_tokens x CHARS_PER_TOKEN characters (a server that ignores
+#: max_tokens is not read past that). Past either bound the stream is closed and the answer marked cut.
+MIN_TOKENS_PER_SECOND = 4
+CHARS_PER_TOKEN = 8
+
+
+def _consume(response, settings: Settings, on_token: Callable[[str], None] | None,
+             max_tokens: int | None = None) -> Completion:
+    import time
+
+    parts: list[str] = []
+    usage: dict = {}
+    model = settings.model
+    finished = None
+    chunks = size = 0
+    tokens = max_tokens or settings.max_tokens or 4096
+    deadline = time.monotonic() + settings.llm_timeout + tokens / MIN_TOKENS_PER_SECOND
+    cap = tokens * CHARS_PER_TOKEN
+    try:
+        for chunk in response:
+            chunks += 1
+            if getattr(chunk, "usage", None):
+                usage = chunk.usage.model_dump()
+            model = getattr(chunk, "model", None) or model
+            for choice in chunk.choices or []:
+                delta = getattr(choice.delta, "content", None) if choice.delta else None
+                if delta:
+                    delta = delta[:max(cap - size, 0)]
+                    size += len(delta)
+                    parts.append(delta)
+                    if on_token and delta:
+                        on_token(delta)
+                if choice.finish_reason:
+                    finished = choice.finish_reason
+            if size >= cap:  # a server that ignores max_tokens: read no further
+                finished = "length"
+                break
+            if time.monotonic() > deadline:  # too slow overall: keep what arrived, marked incomplete
+                finished = None
+                break
+        else:
+            if not chunks:  # a JSON body (or nothing) where a stream was asked for
+                raise LLMError(f"the LLM endpoint {endpoint_name(settings)} sent a malformed response (no stream to a "
+                               "stream request); check that it is OpenAI-compatible")
+        getattr(response, "close", lambda: None)()
+        if size >= cap or finished is None and chunks and parts:
+            text = "".join(parts)
+            return Completion(text=text, complete=False, usage=usage, model=model, finish_reason=finished)
+    except LLMError:
+        raise
+    except Exception as exc:
+        if not parts:
+            raise map_error(exc, settings) from exc
+        # A stream that breaks off mid-answer: keep what arrived and say it is incomplete.
+        return Completion(text="".join(parts), complete=False, usage=usage, model=model)
+    text = "".join(parts)
+    # "length": cut at max_tokens, so the answer is incomplete too
+    return Completion(text=text, complete=finished not in (None, "length"), usage=usage, model=model,
+                      finish_reason=finished)

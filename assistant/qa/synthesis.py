@@ -1,0 +1,441 @@
+"""Whole-corpus answers (``which``) and area summaries (``summarize``).
+
+``which`` scores every paper in the index, not only the top k, on the same fused (dense + BM25)
+score as search. A paper qualifies when (1) its fused score is within ``WHICH_RATIO`` of the best
+paper's, (2) it is an outlier for the criterion against the corpus's own distribution, on its dense
+or its fused score (robust z-score above the level at which, under a normal null, less than one
+paper of the corpus would pass by chance: z > Φ⁻¹(1 - 1/N)), (3) its best chunk's cosine is at
+least ``WHICH_MIN_COSINE``, and (4) the criterion clears the relevance gate at all. With an LLM
+configured, a looser candidate set is judged in batches by the model.
+
+``summarize`` takes the area's papers, clusters their vectors into themes (Ward linkage on
+unit vectors), labels each theme by its distinctive terms, and gives each paper its one-line
+contribution, cited.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from statistics import NormalDist
+
+import numpy as np
+
+from assistant.qa.answer import Citation, corpus_lacks
+from assistant.qa.evidence import CONTRIBUTION_RE
+from assistant.config import Settings
+from assistant.search.retrieve import Retriever, fuse
+
+_LEADIN = re.compile(r"^\s*(?:which|what|how many|list|find|show me|are there|is there)?\s*"
+                     r"(?:papers?|works?|studies|articles?)?\s*(?:that|which|about|on|in|do|does)?\s*", re.I)
+
+
+@dataclass
+class Finding:
+    paper_id: str
+    title: str
+    evidence: str
+    score: float
+
+    def as_dict(self) -> dict:
+        return {"paper_id": self.paper_id, "title": self.title, "evidence": self.evidence,
+                "score": round(self.score, 4)}
+
+
+@dataclass
+class WhichResult:
+    criterion: str
+    papers: list[Finding]
+    mode: str
+    read_as: str | None = None  # the criterion with its typos mended, when it had any
+
+    def as_dict(self) -> dict:
+        return {"criterion": self.criterion, "count": len(self.papers), "mode": self.mode,
+                "papers": [p.as_dict() for p in self.papers]} | ({"read_as": self.read_as} if self.read_as else {})
+
+
+@dataclass
+class Theme:
+    label: str
+    papers: list[Finding]
+
+
+@dataclass
+class Summary:
+    area: str
+    themes: list[Theme]
+    answer: str
+    citations: list[Citation] = field(default_factory=list)
+    mode: str = "extractive"
+    #: Why the answer is not what was asked for (an LLM synthesis that cited nothing), else "".
+    note: str = ""
+    read_as: str | None = None  # the area with its typos mended, when it had any
+
+    def as_dict(self) -> dict:
+        out = {"area": self.area, "mode": self.mode,
+               "themes": [{"label": t.label, "papers": [{"paper_id": p.paper_id, "title": p.title,
+                                                         "evidence": p.evidence} for p in t.papers]}
+                          for t in self.themes],
+               "answer": self.answer, "citations": [c.as_dict() for c in self.citations]}
+        if self.note:
+            out["note"] = self.note
+        if self.read_as:
+            out["read_as"] = self.read_as
+        return out
+
+
+def strip_leadin(text: str) -> str:
+    stripped = _LEADIN.sub("", text).strip(" ?.")
+    return stripped or text
+
+
+def _paper_scores(retriever: Retriever, qvec: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Best-chunk cosine of every paper in the index (within the retriever's filter)."""
+    ids, best, _ = retriever.dense_all(qvec)
+    keep = np.isfinite(best)
+    return [pid for pid, k in zip(ids, keep) if k], best[keep]
+
+
+def best_sentence(retriever: Retriever, query: str, qvec: np.ndarray, paper, prefer_contribution: bool = False) -> str:
+    """The paper's sentence that best matches the query. ``prefer_contribution`` (a summary's one line
+    per paper, every paper already on the area): of the sentences saying what the paper contributes
+    ("we propose ..."), the one matching the query best, scored as an area answer scores sentences;
+    any sentence only when none does. Scored without that preference, the opening sentence that
+    restates the area won for half the papers."""
+    from assistant.qa.answer import _terms
+
+    sentences, vecs = retriever.index.sentence_vectors(paper.id, paper.abstract)
+    if not sentences:
+        return paper.abstract
+    qterms = _terms(query)
+    if prefer_contribution:
+        weights = retriever.index.term_weights()
+        total = sum(weights.get(t, 1.0) for t in qterms) or 1.0
+        score = (0.6 * (vecs @ qvec)
+                 + 0.4 * np.array([sum(weights.get(t, 1.0) for t in qterms & _terms(s)) / total
+                                                  for s in sentences])
+                 + 2.0 * np.array([bool(CONTRIBUTION_RE.search(s)) for s in sentences]))  # the rest is in [-0.6, 1]
+    else:
+        score = vecs @ qvec + 0.3 * np.array([len(qterms & _terms(s)) / max(len(qterms), 1) for s in sentences])
+    return sentences[int(np.argmax(score))]
+
+
+#: ``which``: a paper's fused score must be at least this share of the best paper's (as for the papers
+#: an answer quotes). With the two below, measured on 16 hand-labelled criteria over the bundled
+#: corpus (``benchmarks/which.py``).
+WHICH_RATIO = 0.6
+#: ``which``: the least best-chunk cosine a qualifying paper may have.
+WHICH_MIN_COSINE = 0.3
+#: ``which``: papers whose evidence sentence is chosen by embedding; later ones by shared terms, since
+#: embedding every sentence of hundreds of abstracts takes minutes (466 papers at 20k: 105 s -> 16 s).
+WHICH_EMBEDDED_EVIDENCE = 40
+#: ``which`` with an LLM: the looser pre-filter whose candidates (at most ``WHICH_JUDGED``) the model judges.
+WHICH_LLM_RATIO, WHICH_LLM_MIN_COSINE, WHICH_JUDGED = 0.45, 0.25, 60
+
+
+def _robust_z(x: np.ndarray) -> np.ndarray:
+    med = float(np.median(x))
+    mad = float(np.median(np.abs(x - med))) * 1.4826 or 1e-6
+    return (x - med) / mad
+
+
+def which(retriever: Retriever, criterion: str, settings: Settings | None = None) -> WhichResult:
+    """Every paper in the index that meets the criterion, each with the sentence that qualifies it (the
+    criterion read with its typos mended, as search reads a query)."""
+    settings = settings or retriever.settings
+    result = _which(retriever, retriever.mend(criterion), settings)
+    if result.criterion != criterion:
+        result.criterion, result.read_as = criterion, result.criterion
+    return result
+
+
+def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichResult:
+    query = strip_leadin(criterion)
+    qvec = retriever.embed_query(query)
+    ids, dense = _paper_scores(retriever, qvec)
+    mode = "llm" if settings.llm_enabled else "extractive"
+    if not ids:
+        return WhichResult(criterion, [], mode)
+    bm25 = retriever.bm25_all(query)
+    pos = retriever.index.bm25_positions()
+    lexical = np.array([float(bm25[pos[p]]) if bm25 is not None and p in pos else 0.0 for p in ids])
+    # Each side divided by its best, as `which`'s ratio and outlier rules were calibrated on
+    # (benchmarks/which.py: F1 0.765; search's blend with BM25 over its ceiling scores 0.754 here).
+    top = max(float(dense.max()), 1e-9)
+    blend = fuse(dict(zip(ids, (dense / top).tolist())), dict(zip(ids, lexical.tolist())), settings.dense_weight)
+    fused = np.array([blend[p] for p in ids])
+    ratio = fused / max(float(fused.max()), 1e-9)
+    z_cut = NormalDist().inv_cdf(1 - 1 / max(len(ids), 2))
+    outlier = (_robust_z(dense) >= z_cut) | (_robust_z(fused) >= z_cut)
+    order = np.argsort(-fused)
+    papers = retriever.index.all_papers()
+    # "papers that introduce a benchmark": a kind of paper, found by what its contribution sentence says; read
+    # from the criterion without its framing, so "introduce a new benchmark" lists the same papers
+    kind = contribution_matches(query, papers)
+    # a criterion the corpus lacks (the answerable model, as `ask` decides) lists nothing
+    if not kind and corpus_lacks(retriever, query):
+        return WhichResult(criterion, [], mode)
+    if mode == "llm":
+        candidates = [ids[i] for i in order if ids[i] in kind
+                      or ratio[i] >= WHICH_LLM_RATIO and dense[i] >= WHICH_LLM_MIN_COSINE]
+        keep = set(_llm_judge(settings, criterion, [papers[p] for p in candidates[:WHICH_JUDGED]]))
+        chosen = [i for i in order if ids[i] in keep]
+    else:
+        chosen = [i for i in order if ids[i] in kind
+                  or ratio[i] >= WHICH_RATIO and outlier[i] and dense[i] >= WHICH_MIN_COSINE]
+    findings = [Finding(ids[i], papers[ids[i]].title,
+                        kind.get(ids[i]) or (best_sentence(retriever, query, qvec, papers[ids[i]])
+                                             if n < WHICH_EMBEDDED_EVIDENCE
+                                             else _sharing_sentence(query, papers[ids[i]])), float(fused[i]))
+                for n, i in enumerate(chosen)]
+    return WhichResult(criterion, findings, mode)
+
+
+#: "papers that introduce / propose / release X": a kind of paper rather than a topic. Such a paper says
+#: so in a sentence like "we introduce CLASH, a ... dataset of 345 dilemmas", which no similarity to
+#: "papers that introduce a new benchmark or dataset" finds (it listed 4 of 21).
+_KIND_RE = re.compile(r"^\s*(?:(?:which|what|list|find|show(?:\s+me)?|are\s+there(?:\s+any)?)\s+)?"
+                      r"(?:(?:papers?|works?|studies)\s+(?:(?:that|which)\s+)?)?(?:introduce|propose|present|release|"
+                      r"contribute|construct|build|curate|create|collect)s?\s+(.+?)[\s?.!]*$", re.I)
+_INTRO_RE = re.compile(r"\b(?:we|this paper|this work|our work)\b[^.]{0,60}?\b(?:introduce|propose|present|release|"
+                       r"construct|build|curate|create|develop|collect|compile|contribute)[sd]?\b", re.I)
+#: Words of "a new, large-scale benchmark" that say nothing about what the thing is.
+_OBJECT_FILLER = {"a", "an", "the", "new", "novel", "first", "large", "scale", "large-scale", "comprehensive",
+                  "high", "quality", "high-quality", "public", "publicly", "open", "of", "for", "to", "in", "on"}
+
+
+def _words(text: str) -> set[str]:
+    """Lower-case words, a plural "s" dropped: light enough that "optimizer" does not match "optimization"
+    (as their shared stem would), close enough that "datasets" matches "dataset"."""
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+            for w in re.findall(r"[a-z0-9][a-z0-9-]*", text.lower())}
+
+
+def contribution_matches(criterion: str, papers: dict) -> dict[str, str]:
+    """For a "papers that introduce X" criterion, each paper whose contribution sentence ("we introduce
+    ...") holds every word of X (or of one of its "or" alternatives), with that sentence; {} otherwise."""
+    from assistant.text.sentences import split_sentences
+
+    m = _KIND_RE.match(criterion)
+    if not m:
+        return {}
+    alternatives = [_words(alt) - _OBJECT_FILLER for alt in re.split(r",|\bor\b|/", m.group(1))]
+    alternatives = [alt for alt in alternatives if alt]
+    if not alternatives:
+        return {}
+    found: dict[str, str] = {}
+    for pid, paper in papers.items():
+        text = paper.abstract.lower()
+        if not any(all(w in text for w in alt) for alt in alternatives):  # a cheap pass first: 20k papers
+            continue
+        for sentence in split_sentences(paper.abstract):
+            if _INTRO_RE.search(sentence) and any(alt <= _words(sentence) for alt in alternatives):
+                found[pid] = sentence
+                break
+    return found
+
+
+def _sharing_sentence(query: str, paper) -> str:
+    """The paper's sentence sharing most of the query's terms (a stated contribution breaks ties)."""
+    from assistant.qa.answer import _terms, split_sentences
+
+    qterms = _terms(query)
+    sentences = split_sentences(paper.abstract) or [paper.abstract]
+    return max(sentences, key=lambda s: len(qterms & _terms(s)) + 0.5 * bool(CONTRIBUTION_RE.search(s)))
+
+
+def _llm_judge(settings: Settings, criterion: str, candidates: list, batch: int = 10) -> list[str]:
+    from assistant.qa.answer import _escape
+    from assistant.qa.llm import chat
+    from assistant.prompts import render
+
+    keep: list[str] = []
+    for start in range(0, len(candidates), batch):
+        group = candidates[start:start + batch]
+        block = "\n".join(f'<source n="{i}">\n{_escape(p.abstract)}\n</source>' for i, p in enumerate(group, 1))
+        completion = chat(settings, [{"role": "user", "content": render("judge", criterion=criterion, sources=block)}],
+                          stream=False, temperature=0.0)
+        for n in re.findall(r"\d+", completion.text):
+            if 1 <= int(n) <= len(group):
+                keep.append(group[int(n) - 1].id)
+    return keep
+
+
+# --- summaries ---------------------------------------------------------------------------------
+
+
+#: Above this many vectors, linkage runs over k-means centroids (it needs n² memory).
+LINKAGE_LIMIT = 2000
+
+
+def cluster(vecs: np.ndarray, k: int) -> list[list[int]]:
+    """Agglomerative clustering of unit vectors down to (at most) k clusters, Ward linkage.
+
+    On unit vectors squared Euclidean distance is 2 - 2·cosine, so Ward merges the pair of themes
+    whose union stays most similar inside; it gives far more even themes than average linkage
+    (on the ICLR corpus at k=8: largest theme 19 papers instead of 37, smallest 5 instead of 2).
+    Large sets are first grouped into 256 k-means centroids, which are then clustered the same way."""
+    n = len(vecs)
+    if n == 0:
+        return []
+    if k <= 1:
+        return [list(range(n))]
+    if k >= n:
+        return [[i] for i in range(n)]
+    if n > LINKAGE_LIMIT:
+        from sklearn.cluster import KMeans
+
+        km = KMeans(n_clusters=256, n_init=1, random_state=0).fit(vecs)
+        cents = km.cluster_centers_ / np.maximum(np.linalg.norm(km.cluster_centers_, axis=1, keepdims=True), 1e-9)
+        top = cluster(cents, k)
+        owner = np.empty(len(cents), dtype=int)
+        for c, members in enumerate(top):
+            owner[members] = c
+        groups: list[list[int]] = [[] for _ in top]
+        for i, label in enumerate(km.labels_):
+            groups[owner[label]].append(i)
+        return [g for g in groups if g]
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    labels = fcluster(linkage(vecs.astype(np.float64), method="ward"), k, criterion="maxclust")
+    groups = {}
+    for i, label in enumerate(labels):
+        groups.setdefault(int(label), []).append(i)
+    return sorted(groups.values(), key=min)
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z\-]{2,}")
+
+
+def _label(texts: list[str], exclude: set[str], weights: dict[str, float], n: int = 3) -> str:
+    """The cluster's most distinctive terms (tf x idf), shown in their most common surface form."""
+    words = label_terms(texts, exclude, weights, n)[1]
+    return ", ".join(words) if words else "other"
+
+
+def label_terms(texts: list[str], exclude: set[str], weights: dict[str, float],
+                n: int = 3) -> tuple[list[str], list[str]]:
+    """Stems and surface words of the n most distinctive terms (stems in ``exclude`` are skipped)."""
+    from assistant.store.index import stemmer
+
+    stem = stemmer()
+    from bm25s.stopwords import STOPWORDS_EN
+
+    stop = set(STOPWORDS_EN) | {"propose", "proposed", "method", "methods", "approach", "model", "models", "results",
+                                "paper", "show", "novel", "based", "using", "existing", "performance", "framework",
+                                "achieves", "state-of-the-art", "experiments", "demonstrate", "task", "tasks", "across",
+                                "between", "improves", "improve", "improved", "improving", "while", "without",
+                                "however", "via", "also", "well", "new", "significantly", "effective",
+                                "effectively", "efficient", "key", "leading", "address", "enables", "including",
+                                "background", "objective", "objectives", "conclusions", "conclusion", "findings"}
+    counts: Counter = Counter()
+    surface: dict[str, Counter] = {}
+    for text in texts:
+        seen = set()
+        for word in _WORD.findall(text):
+            low = word.lower()
+            if low in stop:
+                continue
+            s = stem.stemWord(low)
+            if s in exclude:
+                continue
+            surface.setdefault(s, Counter())[word if word.isupper() else low] += 1
+            if s not in seen:
+                counts[s] += 1
+                seen.add(s)
+    # papers using the term x its idf, with a small bonus for repetition within those papers (a count that
+    # grew with cluster size let function words like "were" win on large corpora)
+    scored = sorted(counts, key=lambda s: -(counts[s] * weights.get(s, 1.0)
+                                            * (1 + 0.1 * min(sum(surface[s].values()) / counts[s], 3))))
+    return scored[:n], [surface[s].most_common(1)[0][0] for s in scored[:n]]
+
+
+def summarize(retriever: Retriever, area: str, settings: Settings | None = None, max_papers: int = 24) -> Summary:
+    """Group an area's papers into themes, each paper with its one-line contribution, cited (the area read
+    with its typos mended, as search reads a query)."""
+    settings = settings or retriever.settings
+    typed, area = area, retriever.mend(area)
+    summary = _summarize(retriever, area, settings, max_papers)
+    if area != typed:
+        summary.area, summary.read_as = typed, area
+    return summary
+
+
+def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: int) -> Summary:
+    from assistant.store.index import stem_terms
+
+    found = which(retriever, area, replace(settings, llm="off"))
+    retrieval = retriever.search(strip_leadin(area), k=8)
+    ids = [f.paper_id for f in found.papers]
+    # an area no top paper covers in words is one the corpus lacks (see `which`): no nearby papers either
+    if ids or not corpus_lacks(retriever, strip_leadin(area)):
+        for h in retrieval.hits:
+            if h.paper_id not in ids and h.dense >= retriever.threshold() and h.score >= 0.5 * retrieval.hits[0].score:
+                ids.append(h.paper_id)
+    ids = ids[:max_papers]
+    if not ids:
+        from assistant.prompts import NO_ANSWER_PHRASE
+
+        return Summary(area, [], NO_ANSWER_PHRASE)
+    papers = retriever.index.all_papers()
+    got = retriever.index.papers.get(ids=ids, include=["embeddings"])
+    vec_by_id = {i: np.asarray(e, dtype=np.float32) for i, e in zip(got["ids"], got["embeddings"])}
+    vecs = np.stack([vec_by_id[i] for i in ids])
+    k = max(1, min(len(ids), round(math.sqrt(len(ids) / 1.5))))
+    clusters = cluster(vecs, k)
+    query = strip_leadin(area)
+    qvec = retriever.embed_query(query)
+    exclude = set(stem_terms(query))
+    weights = retriever.index.term_weights()
+    numbers = {pid: n for n, pid in enumerate(ids, 1)}
+    themes = []
+    for members in sorted(clusters, key=lambda c: min(ids.index(ids[i]) for i in c)):
+        findings = [Finding(ids[i], papers[ids[i]].title,
+                            best_sentence(retriever, query, qvec, papers[ids[i]], prefer_contribution=True),
+                            0.0) for i in sorted(members)]
+        label = _label([papers[f.paper_id].abstract for f in findings], exclude, weights)
+        themes.append(Theme(label, findings))
+    lines = [f"{len(ids)} paper{'s' if len(ids) != 1 else ''} in {len(themes)} theme{'s' if len(themes) != 1 else ''}:"]
+    for t in themes:
+        lines.append(f"\n**{t.label}**")
+        for f in t.papers:
+            lines.append(f"- {f.evidence} [{numbers[f.paper_id]}]")
+    citations = [Citation(n=numbers[f.paper_id], paper_id=f.paper_id, title=f.title, snippet=f.evidence, score=0.0)
+                 for t in themes for f in t.papers]
+    citations.sort(key=lambda c: c.n)
+    summary = Summary(area, themes, "\n".join(lines), citations)
+    if settings.llm_enabled:
+        summary = _llm_synthesis(settings, summary)
+    return summary
+
+
+def _llm_synthesis(settings: Settings, summary: Summary) -> Summary:
+    """Ask the model for a written synthesis over the themed evidence; citations are validated."""
+    from assistant.qa.answer import _escape, parse_citations
+    from assistant.qa.llm import chat
+    from assistant.prompts import render, system_prompt
+
+    blocks = []
+    for t in summary.themes:
+        for f in t.papers:
+            c = next(c for c in summary.citations if c.paper_id == f.paper_id)
+            blocks.append(f'<source n="{c.n}" theme="{_escape(t.label)}">\nTitle: {_escape(f.title)}\n'
+                          f"{_escape(f.evidence)}\n</source>")
+    question = (f"Write a short synthesis of the research on {summary.area}, organised by the themes given, "
+                "citing every claim.")
+    completion = chat(settings, [{"role": "system", "content": system_prompt()},
+                                 {"role": "user", "content": render("answer", sources="\n".join(blocks),
+                                                                    question=question)}], stream=False)
+    text, cited, _ = parse_citations(completion.text.strip(), max(c.n for c in summary.citations))
+    valid = {c.n for c in summary.citations}
+    if not set(cited) & valid:
+        # a synthesis that cites nothing cannot be checked: keep the quoted overview, and say why
+        summary.note = (f"The model's synthesis cited none of the {len(valid)} papers, so the overview below is "
+                        "the extractive one: verbatim sentences from the abstracts.")
+        return summary
+    summary.answer = text
+    summary.citations = [c for c in summary.citations if c.n in cited and c.n in valid]
+    summary.mode = "llm"
+    return summary

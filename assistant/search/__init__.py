@@ -1,0 +1,1 @@
+"""Finding papers: hybrid retrieval, re-ranking, named papers and the learned decisions."""

@@ -1,0 +1,222 @@
+"""Decisions learned from data: what a question wants (one paper or an area), whether the corpus answers it,
+and which retrieved papers are relevant enough to cite.
+
+Each decision is a logistic regression over a few retrieval signals (and, for the intent, the question's own
+embedding), fitted by ``benchmarks/fit_decisions.py`` on the project's question files, cross-validated leave one
+file out, and stored with its provenance in ``assistant/data/decisions.json``. No English phrasing rule decides
+here: the signals are cosines, term shares and ranks, the same in any wording.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+MODEL_FILE = Path(__file__).resolve().parents[1] / "data" / "decisions.json"
+
+#: The question-level signals the answerability model reads, in order.
+QUESTION_SIGNALS = ("top_cos", "best3_cos", "standout", "coverage", "top_coverage", "unknown_share", "bm25_share",
+                    "gap", "sentence_cos", "log_terms", "area", "missing_rare", "scatter", "pairs", "sentence_coverage", "ablate_gain")
+#: The paper-level signals the relevance model reads, in order.
+PAPER_SIGNALS = ("cos", "cos_drop", "fused_ratio", "inv_rank", "standout", "coverage", "sentence_cos", "named")
+
+
+@dataclass
+class Logistic:
+    """A fitted logistic regression: standardised features, weights, bias, and the decision threshold."""
+
+    names: tuple[str, ...]
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray
+    bias: float
+    threshold: float
+
+    def probability(self, x: np.ndarray) -> np.ndarray:
+        z = ((np.atleast_2d(x) - self.mean) / self.scale) @ self.weights + self.bias
+        return 1.0 / (1.0 + np.exp(-z))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Logistic":
+        return cls(names=tuple(d["features"]), mean=np.asarray(d["mean"], dtype=np.float64),
+                   scale=np.asarray(d["scale"], dtype=np.float64), weights=np.asarray(d["weights"], dtype=np.float64),
+                   bias=float(d["bias"]), threshold=float(d["threshold"]))
+
+
+@functools.lru_cache(maxsize=1)
+def models() -> dict:
+    """The fitted models: ``intent`` (area vs one paper), ``answerable``, ``relevant`` (:class:`Logistic`), and
+    ``area_dense_weight``, the cosine's share in an area question's ranking."""
+    data = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
+    out: dict = {name: Logistic.from_dict(data[name]) for name in ("intent", "answerable", "relevant")}
+    out["area_dense_weight"] = float(data["area_ranking"]["dense_weight"])
+    out["intent_vocab"] = list(data["intent"]["vocab"])
+    return out
+
+
+def terms(text: str) -> frozenset[str]:
+    """The text's stemmed BM25 terms (cached: the same abstracts are read for question after question)."""
+    return _terms(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _terms(text: str) -> frozenset[str]:
+    from assistant.store.index import stem_terms
+
+    return frozenset(stem_terms(text))
+
+
+def intent_features(question: str, qvec: np.ndarray, n_terms: int, vocab: list[str]) -> np.ndarray:
+    """What the intent model reads: the question's embedding, its length in topical terms, and which of the
+    model's words it has (the words that frame it: "papers", "summarise", "which paper", ...)."""
+    import re
+
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    return np.concatenate([qvec, [math.log1p(n_terms)], [float(w in words) for w in vocab]])
+
+
+def area_probability(question: str, qvec: np.ndarray, n_terms: int | None = None) -> float:
+    """How likely the question asks for an area (several papers) rather than one paper."""
+    m = models()
+    n = len(topical(question)) if n_terms is None else n_terms
+    return float(m["intent"].probability(intent_features(question, qvec, n, m["intent_vocab"]))[0])
+
+
+def coverage(weights: dict[str, float], qterms: set[str], text_terms: set[str], rarest: float) -> float:
+    """The IDF-weighted share of the question's terms a text holds; a term no paper has weighs as the rarest."""
+    total = sum(weights.get(t, rarest) for t in qterms)
+    return sum(weights.get(t, rarest) for t in qterms & text_terms) / total if total else 0.0
+
+
+@functools.lru_cache(maxsize=8192)
+def stem_list(text: str) -> tuple[str, ...]:
+    from assistant.store.index import stem_terms
+
+    return tuple(stem_terms(text))
+
+
+def pair_share(qpairs: set[tuple[str, str]], paper) -> float:
+    """The share of the question's adjacent term pairs ("speculative decoding") the paper has adjacent too."""
+    if not qpairs or paper is None:
+        return 0.0
+    seq = stem_list(f"{paper.title}. {paper.abstract}")
+    have = set(zip(seq, seq[1:])) | set(zip(seq[1:], seq))
+    return len(qpairs & have) / len(qpairs)
+
+
+@dataclass
+class Signals:
+    """What the decisions read of one retrieval."""
+
+    question: dict[str, float]
+    papers: list[dict[str, float]]  # one per hit, in rank order
+
+    def question_vector(self) -> np.ndarray:
+        return np.array([self.question[n] for n in QUESTION_SIGNALS], dtype=np.float64)
+
+    def paper_matrix(self) -> np.ndarray:
+        return np.array([[p[n] for n in PAPER_SIGNALS] for p in self.papers], dtype=np.float64).reshape(
+            len(self.papers), len(PAPER_SIGNALS))
+
+
+def framing_terms() -> frozenset[str]:
+    """Stemmed words questions are framed with ("anyone", "paper", "studi", "exist"), learned from the question
+    files (benchmarks/fit_decisions.py): not what a question is about, so no coverage counts them."""
+    return frozenset(json.loads(MODEL_FILE.read_text(encoding="utf-8"))["framing_terms"]["terms"])
+
+
+def topical(question: str, framing: frozenset[str] | None = None) -> frozenset[str]:
+    """The question's terms without its framing ones (all of them when nothing else is left)."""
+    qterms = terms(question)
+    return qterms - (framing_terms() if framing is None else framing) or qterms
+
+
+def signals(retriever, question: str, found, named: str | None = None, depth: int = 5,
+            area: float | None = None, framing: frozenset[str] | None = None, papers_only: bool = False) -> Signals:
+    """The signals of a retrieval (``found``: its hits, best first, with their dense and BM25 scores).
+
+    ``named``: the paper the question names by a word only it has, if any; ``area``: the intent model's
+    probability, when the caller has it (the fitting script passes its out-of-fold one); ``framing``: the
+    framing terms (default: the fitted ones); ``papers_only``: only the papers' signals will be read."""
+    hits = found.hits[:depth]
+    qvec = found.query_vector if found.query_vector is not None else retriever.embed_query(question)
+    _, best, _ = retriever.dense_all(qvec)
+    best = best[np.isfinite(best)]
+    med = float(np.median(best)) if len(best) else 0.0
+    mad = float(np.median(np.abs(best - med))) * 1.4826 + 1e-6 if len(best) else 1.0
+    index = retriever.index
+    weights = index.term_weights()
+    rarest = max(weights.values(), default=1.0)
+    qterms = topical(question, framing)
+    papers = index.all_papers()
+    ceiling = retriever.bm25_ceiling(question) or 1.0
+    top_fused = hits[0].score if hits and hits[0].score > 0 else 1e-9
+    rows = []
+    qseq = stem_list(question)
+    qpairs = {(a, b) for a, b in zip(qseq, qseq[1:]) if a != b}
+    for rank, h in enumerate(hits, 1):
+        p = papers.get(h.paper_id)
+        text_terms = terms(f"{p.title}\n{p.abstract}") if p else set()
+        sents, svecs = index.sentence_vectors(h.paper_id, p.abstract) if p else ([], None)
+        rows.append({"cos": h.dense, "cos_drop": (hits[0].dense - h.dense), "fused_ratio": h.score / top_fused,
+                     "inv_rank": 1.0 / rank, "standout": (h.dense - med) / mad,
+                     "coverage": coverage(weights, qterms, text_terms, rarest),
+                     "sentence_cos": float((svecs @ qvec).max()) if svecs is not None and len(sents) else 0.0,
+                     "named": float(h.paper_id == named), "bm25": h.bm25,
+                     "pairs": pair_share(qpairs, p), "sentence_coverage": max(
+                         (coverage(weights, qterms, terms(x), rarest) for x in sents), default=0.0)})
+    unknown = sum(rarest for t in qterms if t not in weights)
+    held = [terms(f"{p.title}\n{p.abstract}") if (p := papers.get(h.paper_id)) else set() for h in found.hits[:10]]
+    # the rarest question term the best-covering top-3 paper lacks (a topic's own word: "speculative"), and how
+    # much more of the question the top 10 hold together than any one of them (its words scattered over papers)
+    missing = min((max((weights.get(t, rarest) for t in qterms - h), default=0.0) for h in held[:3]), default=rarest)
+    union = coverage(weights, qterms, set().union(*held), rarest) if held else 0.0
+    total = sum(weights.get(t, rarest) for t in qterms) or 1.0
+    first = rows[0] if rows else dict.fromkeys(PAPER_SIGNALS, 0.0) | {"bm25": 0.0}
+    q = {"top_cos": first["cos"], "best3_cos": max((r["cos"] for r in rows[:3]), default=0.0),
+         "standout": first["standout"], "coverage": max((r["coverage"] for r in rows[:3]), default=0.0),
+         "top_coverage": first["coverage"], "unknown_share": unknown / total,
+         "bm25_share": first["bm25"] / ceiling,
+         "gap": (hits[0].score - hits[1].score) / top_fused if len(hits) > 1 else 1.0,
+         "sentence_cos": first["sentence_cos"], "log_terms": math.log1p(len(qterms)),
+         "area": area_probability(question, qvec, len(qterms)) if area is None else area,
+         "missing_rare": missing / rarest, "pairs": max((r["pairs"] for r in rows[:3]), default=0.0),
+         "sentence_coverage": first["sentence_coverage"], "scatter": union - max((r["coverage"] for r in rows[:3]), default=0.0)}
+    # one more embedding and dense pass: only when the question's signals are read, not the papers' alone
+    q["ablate_gain"] = ablate_gain(retriever, question, hits[0].paper_id, first["cos"], qterms, held[0], weights,
+                                   rarest) if hits and not papers_only else 0.0
+    return Signals(question=q, papers=rows)
+
+
+def ablate_gain(retriever, question: str, paper_id: str, cos: float, qterms: set[str], paper_terms: set[str],
+                weights: dict[str, float], rarest: float) -> float:
+    """How much closer the paper comes to the question without the question's rarest term the paper lacks: a
+    near miss ("speculative decoding" against a paper on LLM inference) comes much closer, a paper that says the
+    same thing in other words does not (the word's meaning is in it)."""
+    import re
+
+    missing = qterms - paper_terms
+    if not missing:
+        return 0.0
+    term = max(missing, key=lambda t: weights.get(t, rarest))
+    kept = " ".join(w for w in re.findall(r"\S+", question) if term not in terms(w))
+    if not terms(kept):
+        return 0.0
+    ids, best, _ = retriever.dense_all(retriever.embed_query(kept))
+    at = {pid: i for i, pid in enumerate(ids)}
+    return float(best[at[paper_id]]) - cos if paper_id in at else 0.0
+
+
+def answerable_probability(s: Signals) -> float:
+    return float(models()["answerable"].probability(s.question_vector())[0])
+
+
+def relevant_probabilities(s: Signals) -> np.ndarray:
+    if not s.papers:
+        return np.zeros(0)
+    return models()["relevant"].probability(s.paper_matrix())

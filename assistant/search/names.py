@@ -1,0 +1,159 @@
+"""Papers a question names: a word (or a run of capitalised words) that one paper of the index writes as a name.
+
+A name is how the paper writes it: with a capital after its first letter ("WaterDrum", "ARC-JSD", "UML"), with a
+digit ("GPT4o"), or capitalised inside a sentence ("we present Trinity, ..."). A question names the paper when one
+of its words is such a name of exactly one paper and either no other paper has the word at all, in any case
+("qronos", "Explain Trinity"), or the question writes it exactly as the paper does ("ASIDE?" where other papers say
+"aside"). A run of two or more capitalised words ("the Synthetic Bootstrapped Pretraining paper") names the one
+paper that has the run. Nothing here knows English phrasing: "What is X?", "X?", "explain x" all name X.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import numpy as np
+
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*")
+
+
+def _name_form(token: str) -> bool:
+    """Written like a name whatever its place: a part with a capital after its first letter ("WaterDrum", "UML",
+    "ARC-JSD"; not "Mixture-of-Experts"), or letters and digits ("GPT4o")."""
+    parts = re.split(r"[-_.]", token)
+    return any(any(c.isupper() for c in part[1:]) for part in parts) or \
+        any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
+
+
+def names_in(text: str) -> set[str]:
+    """The names a text keeps referring to (as written): a word written at least twice in name form, or
+    capitalised and never in lower case ("Trinity", "Qronos", "UML"; not the "Bayesian" of one phrase, nor an
+    "LMs" or "PINNs" mentioned in passing)."""
+    written: dict[str, int] = {}
+    lower = set()
+    for m in _TOKEN.finditer(text):
+        word = m.group()
+        if len(word) < 2 or not any(c.isalpha() for c in word):
+            continue
+        if word[0].isupper() or _name_form(word):
+            written[word] = written.get(word, 0) + 1
+        else:
+            lower.add(word)
+    return {w for w, n in written.items() if n >= 2 and (_name_form(w) or w.lower() not in lower) or _coined(w)}
+
+
+def _coined(word: str) -> bool:
+    """A coined name, a name once written ("MergOPT", "WaterDrum", "ChatInject"): lower- and upper-case letters with
+    a capital after the first, not an acronym's plural ("LLMs", "PINNs")."""
+    letters = word.replace("-", "")
+    return any(c.islower() for c in letters) and any(c.isupper() for c in letters[1:]) and \
+        not (letters[:-1].isupper() and letters.endswith("s"))
+
+
+def defined_acronyms(text: str) -> set[str]:
+    """Acronyms the text spells out where it writes them: "UML: Unpaired Multimodal Learner", "Unpaired Multimodal
+    Learner (UML)" (the initials of the words beside it, in order)."""
+    out = set()
+    words = [(m.group(), m.start()) for m in _TOKEN.finditer(text)]
+    for i, (word, _) in enumerate(words):
+        if not (2 <= len(word) <= 8 and word.isalpha() and word.isupper()):
+            continue
+        for around in (words[i + 1:i + 1 + len(word) + 2], words[max(0, i - len(word) - 2):i]):
+            initials = "".join(w[0] for w, _ in around if w[0].isupper())
+            if word in initials:
+                out.add(word)
+    return out
+
+
+def paper_names(paper) -> set[str]:
+    """A paper's names, read from its abstract (a title's capitals say nothing; LaTeX made plain), the acronyms it
+    defines, and name-form words of its title."""
+    from assistant.text.corpus import readable
+
+    abstract = readable(paper.abstract)
+    return names_in(abstract) | defined_acronyms(abstract) | {w for w in _TOKEN.findall(paper.title) if _name_form(w)}
+
+
+def _papers_with_term(index, term: str) -> list[str]:
+    """Ids of the papers whose BM25 text has the stemmed term (its postings in the BM25 matrix)."""
+    retriever, ids = index.bm25()
+    if retriever is None:
+        return []
+    tid = retriever.vocab_dict.get(term)
+    if tid is None:
+        return []
+    indptr, indices = retriever.scores["indptr"], retriever.scores["indices"]
+    end = indptr[tid + 1] if tid + 1 < len(indptr) else len(indices)
+    return [ids[int(i)] for i in np.asarray(indices[indptr[tid]:end])]
+
+
+def named_papers(index, question: str, most: int = 3) -> list[str]:
+    """Ids of the papers the question names, in the order it names them (at most ``most``); [] if none."""
+    from assistant.store.index import stem_terms
+
+    papers = index.all_papers()
+    found: list[str] = []
+    for m in _TOKEN.finditer(question):
+        word = m.group()
+        if len(word) < 3 or not any(c.isalpha() for c in word):
+            continue
+        stems = stem_terms(word)
+        if not stems:
+            continue
+        holders = set.intersection(*(set(_papers_with_term(index, t)) for t in stems))
+        if not holders or len(holders) > 50:  # a field's word, not a paper's name
+            continue
+        as_name = [pid for pid in holders if (p := papers.get(pid)) is not None
+                   and word.lower() in {n.lower() for n in paper_names(p)}]
+        if len(as_name) != 1:
+            continue
+        pid = as_name[0]
+        p = papers[pid]
+        if not _acronym_allowed(word, p):
+            continue
+        exact = word in paper_names(p) and _name_form(word)
+        if len(holders) == 1 or exact and sum(word in paper_names(papers[h]) for h in holders if h in papers) == 1:
+            if pid not in found:
+                found.append(pid)
+    if not found:
+        found = _named_by_run(index, question, papers)
+    return found[:most]
+
+
+def _acronym_allowed(word: str, paper) -> bool:
+    """An acronym that is also an English word ("CLASH", "ASIDE") names a paper only when the question writes it
+    in capitals too: "when do two values clash?" names nothing."""
+    forms = {n for n in paper_names(paper) if n.lower() == word.lower()}
+    return not any(f.isupper() for f in forms) or word.lower() not in _english_words() or word.isupper()
+
+
+@functools.lru_cache(maxsize=1)
+def _english_words() -> frozenset[str]:
+    """Whole words of the embedder's WordPiece vocabulary (~22k): a word list that ships with the package."""
+    from assistant.embed.embedder import load_tokenizer
+
+    return frozenset(w for w in load_tokenizer().get_vocab() if w.isalpha())
+
+
+_RUN = re.compile(r"(?:[A-Z][\w-]*\s+){1,5}[A-Z][\w-]*")
+
+
+def _named_by_run(index, question: str, papers: dict) -> list[str]:
+    """The one paper that has a run of two or more capitalised words of the question ("Synthetic Bootstrapped
+    Pretraining"), case aside; the run's first word may be the question's own first word, so runs are tried
+    without it too."""
+    from assistant.store.index import stem_terms
+
+    for m in _RUN.finditer(question):
+        words = m.group().split()
+        for run in (words, words[1:]) if m.start() == 0 else (words,):
+            if len(run) < 2:
+                continue
+            phrase = " ".join(run).lower()
+            rarest = min(stem_terms(" ".join(run)) or [""], key=lambda t: index.doc_freq(t) or 10**9)
+            holders = [pid for pid in _papers_with_term(index, rarest)
+                       if pid in papers and phrase in f"{papers[pid].title}\n{papers[pid].abstract}".lower()]
+            if len(holders) == 1:
+                return holders
+    return []

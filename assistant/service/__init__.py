@@ -1,0 +1,1 @@
+"""The service layer: one function per user action, the only import of the CLI."""

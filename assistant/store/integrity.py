@@ -1,0 +1,506 @@
+"""Index integrity: what a read may trust, what a write leaves behind, and how damage is named.
+
+The invariants (docs/index-integrity.md has the fault table and the tests):
+
+1. The bundled corpus is built only into an index directory that holds nothing (:func:`holds_nothing`).
+2. No advice deletes what a user ingested without naming it: the manifest records every ingest's
+   sources, so ``ingest --rebuild`` re-reads them (:func:`rebuild_advice`).
+3. Chroma's meta collection holds the *state* of the store (paper-set fingerprint, paper and chunk
+   counts, a generation counter), written in the same Chroma write that ends an ingest or remove.
+   Every derived file (BM25, chunk-vector matrix) is tagged with that state and a checksum of its
+   bytes; on open the live counts are checked against the state (:func:`check_open`).
+4. A write records a *journal* in the meta collection before its first change; the commit clears it.
+   A journal with no writer holding the lock is an interrupted write: a remove is finished by the
+   next command, an ingest is named with the command that finishes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import socket
+import time
+from pathlib import Path
+
+from assistant.errors import IndexStoreError
+
+META = "assistant_meta"
+#: A collection that exists only while a client writes to a Chroma server: creating it is atomic.
+SERVER_LOCK = "assistant_ingest_lock"
+#: A server lock not refreshed for this long belongs to a client that died.
+LOCK_TTL = 120.0
+#: Files a directory may hold and still count as holding no index (caches and the lock file).
+IGNORABLE = {".lock", "chats.sqlite", "sentences.sqlite"}
+#: Below this many free bytes a failed write is reported as a full disk.
+LOW_DISK = 64 * 1024 * 1024
+BUNDLED = "bundled"
+
+
+class NoIndex(IndexStoreError):
+    """The index directory holds nothing (``resume_bundled``: only an interrupted build of the bundled
+    corpus, which the first read may finish)."""
+
+    def __init__(self, message: str, resume_bundled: bool = False):
+        super().__init__(message)
+        self.resume_bundled = resume_bundled
+
+
+def holds_nothing(path: Path) -> bool:
+    """True when ``path`` is missing or holds only caches, a lock file and empty folders."""
+    if not path.exists():
+        return True
+    if not path.is_dir():
+        return False
+    for entry in path.iterdir():
+        if entry.name in IGNORABLE or entry.name.startswith("server-"):  # server mode's local caches
+            continue
+        if entry.is_dir() and not any(p.is_file() for p in entry.rglob("*")):
+            continue
+        return False
+    return True
+
+
+def owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+# --- the meta collection -------------------------------------------------------------------
+
+
+def meta_read(index) -> dict:
+    """The meta collection's metadata, read afresh (a collection object caches what it was opened with)."""
+    try:
+        return dict(index.client.get_collection(META).metadata or {})
+    except Exception:  # no meta collection: an index from before it existed, or an emptied store
+        return {}
+
+
+def meta_get(index, key: str):
+    raw = meta_read(index).get(key)
+    try:
+        return json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        return None
+
+
+def meta_write(index, **items) -> None:
+    """Set (or, with None, delete) keys of the meta collection in one Chroma write."""
+    meta = meta_read(index)
+    for key, value in items.items():
+        if value is None:
+            meta.pop(key, None)
+        else:
+            meta[key] = json.dumps(value)
+    meta["layout"] = "1"  # Chroma refuses an empty metadata dict
+    col = index.client.get_or_create_collection(META, embedding_function=None)
+    col.modify(metadata=meta)
+    index.meta = col
+
+
+def state_of(manifest: dict | None) -> dict:
+    m = manifest or {}
+    return {k: m.get(k) for k in ("fingerprint", "papers", "chunks", "generation")}
+
+
+def state_tag(manifest: dict | None) -> str:
+    """What a derived file records of the state it was built from."""
+    s = state_of(manifest)
+    return f"{s['fingerprint']}:{s['papers']}:{s['chunks']}:{s['generation']}"
+
+
+def live(index) -> dict:
+    return {"papers": index.papers.count(), "chunks": index.chunks.count()}
+
+
+# --- who is writing ---------------------------------------------------------------------
+
+
+def writer_active(index) -> bool:
+    """Whether another process holds the ingest lock right now."""
+    if index.remote:
+        return server_lock_holder(index.client) is not None
+    import fcntl
+
+    path = index.dir / ".lock"
+    try:
+        fh = open(path)
+    except OSError:
+        return False
+    with fh:
+        try:  # a shared probe: it conflicts with a writer's exclusive lock only
+            fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        return False
+
+
+def server_lock_holder(client) -> str | None:
+    try:
+        meta = client.get_collection(SERVER_LOCK).metadata or {}
+    except Exception:
+        return None
+    if float(meta.get("expires", 0)) < time.time():
+        return None
+    return str(meta.get("owner", "?"))
+
+
+@contextlib.contextmanager
+def server_lock(client, url: str):
+    """The ingest lock of a Chroma server shared by several clients: a collection created atomically,
+    with its owner and expiry; ``refresh()`` (called per group of papers) pushes the expiry on."""
+    mine = owner()
+    for attempt in range(2):
+        try:
+            col = client.create_collection(SERVER_LOCK, metadata={"owner": mine, "expires": time.time() + LOCK_TTL})
+            break
+        except Exception:
+            holder = server_lock_holder(client)
+            if holder is None and attempt == 0:  # expired: its owner died without releasing it
+                with contextlib.suppress(Exception):
+                    client.delete_collection(SERVER_LOCK)
+                continue
+            raise IndexStoreError(f"another client ({holder or 'unknown'}) is writing to the Chroma server at {url}; "
+                                  "wait for it to finish (a lock left by a dead client expires within "
+                                  f"{LOCK_TTL:.0f} s)") from None
+
+    def refresh() -> None:
+        col.modify(metadata={"owner": mine, "expires": time.time() + LOCK_TTL})
+
+    try:
+        yield refresh
+    finally:
+        with contextlib.suppress(Exception):
+            if (client.get_collection(SERVER_LOCK).metadata or {}).get("owner") == mine:
+                client.delete_collection(SERVER_LOCK)
+
+
+# --- messages -----------------------------------------------------------------------------
+
+
+def source_names(sources: list[str] | None) -> str:
+    return ", ".join("the bundled corpus" if s == BUNDLED else s for s in sources or []) or "unrecorded files"
+
+
+def ingest_command(sources: list[str] | None) -> str:
+    paths = [shlex.quote(s) for s in sources or [] if s != BUNDLED]
+    return "assistant ingest" + "".join(" " + p for p in paths) if sources else "assistant ingest FILES"
+
+
+def rebuild_advice(manifest: dict | None) -> str:
+    """How to rebuild without losing the user's papers: ``--rebuild`` re-reads the recorded sources."""
+    sources = (manifest or {}).get("sources")
+    if sources == [BUNDLED]:
+        return "assistant ingest --rebuild"
+    if sources:
+        return f"assistant ingest --rebuild (re-reads {source_names(sources)})"
+    return "assistant ingest --rebuild FILES, naming the files you ingested (this index does not record them)"
+
+
+def read_only_error(path: Path) -> IndexStoreError:
+    return IndexStoreError(f"the index directory {path} is read-only, and Chroma writes to its store even to "
+                           f"read it; make it writable, or copy it (cp -r {shlex.quote(str(path))} ~/index) and "
+                           "set ASSISTANT_INDEX_DIR to the copy")
+
+
+def disk_full(path: Path) -> bool:
+    with contextlib.suppress(OSError):
+        target = path if path.exists() else path.parent
+        return shutil.disk_usage(target).free < LOW_DISK
+    return False
+
+
+#: Free space a write wants before it starts: Chroma can hang, not fail, when the disk fills under it
+#: (a metadata write on a full tmpfs never returned in our tests).
+SPARE_BYTES = 8 * 1024 * 1024
+BYTES_PER_PAPER = 16 * 1024  # ~11 KB measured per short paper (records, chunk vectors, HNSW, BM25)
+
+
+def check_space(path: Path, papers: int = 0) -> None:
+    """Refuse a write that would likely fill the disk, before it changes anything."""
+    need = SPARE_BYTES + BYTES_PER_PAPER * papers
+    target = path if path.exists() else path.parent
+    with contextlib.suppress(OSError):
+        if shutil.disk_usage(target).free < need:
+            raise disk_full_error(path, need)
+
+
+def disk_full_error(path: Path, need: int | None = None) -> IndexStoreError:
+    try:
+        free = f"{shutil.disk_usage(path if path.exists() else path.parent).free / 1e6:.1f} MB free"
+    except OSError:
+        free = "free space unknown"
+    if need:
+        free += f"; this write wants {need / 1e6:.0f} MB"
+    return IndexStoreError(f"the disk holding {path} is full ({free}); free some space and run the command "
+                           "again (what was committed is intact; an ingest resumes where it stopped)")
+
+
+def server_lost_error(url: str, exc: BaseException) -> IndexStoreError:
+    return IndexStoreError(f"lost the Chroma server at {url} ({type(exc).__name__}); start it again "
+                           "(chroma run --host 127.0.0.1 --port 8000) and retry: an interrupted ingest resumes "
+                           "where it stopped")
+
+
+def translate(exc: BaseException, settings) -> IndexStoreError | None:
+    """A storage failure that escaped as a library exception, as one line the user can act on."""
+    import errno
+    import sqlite3
+
+    from assistant.config import local_dir
+
+    url = getattr(settings, "chroma_url", None)
+    where = local_dir(settings) if settings is not None else Path(".")
+    module = type(exc).__module__.split(".")[0]
+    if url and module in {"httpx", "httpcore"}:
+        return server_lost_error(url, exc)
+    if url and module == "chromadb" and any(s in str(exc) for s in ("Connect", "connection", "Connection")):
+        return server_lost_error(url, exc)
+    if module in {"click", "typer"}:  # a command's own exit
+        return None
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EROFS):
+        # a file outside the index (say, --save on a full or read-only disk) is named as itself
+        path = Path(exc.filename) if exc.filename else where
+        full, base = path.resolve(), where.resolve()
+        inside = full == base or base in full.parents
+        if exc.errno == errno.ENOSPC:
+            return disk_full_error(where if inside else path)
+        return read_only_error(where) if inside else None
+    text = str(exc).lower()
+    if "disk is full" in text or "no space" in text:
+        return disk_full_error(where)
+    if "readonly" in text or "read-only" in text:
+        return read_only_error(where)
+    if isinstance(exc, sqlite3.OperationalError) and "unable to open" in text and not os.access(where, os.W_OK):
+        return read_only_error(where)
+    if module == "chromadb" and disk_full(where):  # Chroma names a full disk "Error in compaction"
+        return disk_full_error(where)
+    return None
+
+
+def read_failure(index, exc: BaseException) -> IndexStoreError:
+    """A Chroma read that kept failing: an ingest under way, a full disk, or damage."""
+    if index is None or writer_active(index):
+        return IndexStoreError(f"the index is changing under an ingest ({exc}); try again when the ingest has finished")
+    if not index.remote and disk_full(index.dir):
+        return disk_full_error(index.dir)
+    return IndexStoreError(f"the Chroma store in {index.remote or index.dir} is damaged ({exc}); repair it with: "
+                           "assistant doctor --repair (re-embeds the stored abstracts if their vectors are lost)")
+
+
+# --- checks on open -------------------------------------------------------------------------
+
+
+def consistent(index) -> bool:
+    """Live counts agree with the recorded state, and the manifest with the state."""
+    m = index.manifest
+    state = meta_get(index, "state")
+    now = live(index)
+    if state is None:  # an index from before the state record: the manifest's paper count is all there is
+        return m.get("generation") is None and now["papers"] == m.get("papers", now["papers"])
+    return (state == state_of(m) and now["papers"] == state["papers"]
+            and now["chunks"] == state["chunks"])
+
+
+def check_open(index) -> None:
+    """Raise one clear error when what a read would see is not what the last write committed."""
+    journal = None
+    for attempt in range(2):
+        journal = meta_get(index, "journal")
+        if journal is None and index.manifest_error is None and index.manifest is not None and consistent(index):
+            return
+        if writer_active(index):
+            if index.manifest is None and index.manifest_error is None:
+                raise IndexStoreError(f"the index in {index.remote or index.dir} is being built by an ingest; "
+                                      "try again when it has finished")
+            return  # readers see only papers whose records are committed
+        if journal and journal.get("op") == "remove" and index.manifest is not None:
+            finish_remove(index)
+            continue
+        if journal is None and finish_commit(index):
+            continue
+        if attempt == 0:
+            time.sleep(0.3)  # a write may have committed between our reads
+    raise damage(index, journal)
+
+
+def damage(index, journal: dict | None) -> IndexStoreError:
+    """What is wrong with an index that failed :func:`check_open`, and the command that fixes it."""
+    where = index.remote or index.dir
+    now = live(index)
+    m = index.manifest
+    if journal and journal.get("op") == "ingest":
+        sources = journal.get("sources")
+        if m is None and sources == [BUNDLED]:
+            return NoIndex(f"the build of the bundled corpus in {where} was interrupted", resume_bundled=True)
+        return IndexStoreError(f"an ingest of {source_names(sources)} into {where} was interrupted ({now['papers']} "
+                               f"papers in the store so far); finish it with: {ingest_command(sources)} "
+                               "(or keep only what it wrote: assistant doctor --repair)")
+    if index.manifest_error is not None:
+        return IndexStoreError(f"{index.manifest_error}; the {now['papers']} papers in the Chroma store are intact: "
+                               "restore the manifest with: assistant doctor --repair")
+    if m is None:
+        if now["papers"] == 0:
+            return IndexStoreError(f"{where} is not empty but holds no index (no manifest.json, no papers); build "
+                                   "one with: assistant ingest [PATHS], or point ASSISTANT_INDEX_DIR at an empty "
+                                   "directory")
+        return IndexStoreError(f"{where} holds {now['papers']} papers but no manifest.json (deleted?); restore it "
+                               "with: assistant doctor --repair")
+    if now["papers"] == 0 and m.get("papers"):
+        return IndexStoreError(f"the Chroma store in {where} is empty but its manifest lists {m['papers']} papers "
+                               f"(chroma/ deleted or emptied?); re-ingest with: {rebuild_advice(m)}")
+    state = meta_get(index, "state") or {}
+    return IndexStoreError(f"the index in {where} is inconsistent (manifest: {m.get('papers')} papers; store: "
+                           f"{now['papers']} papers, {now['chunks']} chunks; last commit: {state.get('papers')} papers, "
+                           f"{state.get('chunks')} chunks); repair it with: assistant doctor --repair")
+
+
+def finish_commit(index) -> bool:
+    """A commit killed between its Chroma write and manifest.json: the store and the manifest's copy in
+    Chroma agree with each other and with the live counts, manifest.json is a generation behind.
+    Finish it by writing manifest.json from the copy (derived files follow their new tag)."""
+    if index.remote or index.manifest is None:
+        return False
+    state, copy = meta_get(index, "state"), meta_get(index, "manifest")
+    if not state or not copy or state_of(copy) != state or live(index) != {"papers": state["papers"],
+                                                                          "chunks": state["chunks"]}:
+        return False
+    if (index.manifest.get("generation") or 0) >= (state.get("generation") or 0):
+        return False
+    with try_lock(index) as got:
+        if got:
+            index.write_manifest(copy)
+        return got
+
+
+@contextlib.contextmanager
+def try_lock(index):
+    """The write lock if it is free at once (yields False when another process holds it)."""
+    import fcntl
+
+    if index.remote:
+        with contextlib.ExitStack() as stack:
+            try:
+                index._heartbeat = stack.enter_context(server_lock(index.client, index.remote))
+            except IndexStoreError:
+                yield False
+                return
+            yield True
+        return
+    try:
+        fh = open(index.dir / ".lock", "a")
+    except OSError:
+        yield False
+        return
+    with fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def finish_remove(index) -> bool:
+    """Complete a remove that a crash interrupted (False when another process holds the lock)."""
+    with try_lock(index) as got:
+        if not got:
+            return False
+        journal = meta_get(index, "journal")
+        if journal and journal.get("op") == "remove":
+            complete_remove(index, list(journal.get("ids") or []))
+        return True
+
+
+def complete_remove(index, ids: list[str]) -> None:
+    """Records first (a paper without its record is never retrieved), then chunks; the commit clears the
+    journal. Every step is idempotent, so a crash anywhere is finished by running this again."""
+    if ids:
+        index.papers.delete(ids=ids)
+        crash_point("remove-records")
+        index.chunks.delete(where={"paper_id": {"$in": ids}})
+        crash_point("remove-chunks")
+    index.commit(dict(index.manifest))
+
+
+# --- writers -----------------------------------------------------------------------------
+
+
+def crash_point(name: str) -> None:
+    """Tests kill the process here (ASSISTANT_TEST_CRASH=name) to prove each step is recoverable."""
+    if os.environ.get("ASSISTANT_TEST_CRASH") == name:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def recorded(index) -> list[str]:
+    """Sources the index records, plus those of an interrupted ingest whose papers it keeps."""
+    if index is None:
+        return []
+    m = index.manifest or meta_get(index, "manifest") or {}
+    journal = meta_get(index, "journal") or {}
+    return list(dict.fromkeys(list(m.get("sources") or []) + list(journal.get("sources") or [])))
+
+
+def probe_vectors(index) -> None:
+    """Read one stored vector per collection: lost segment files fail here, not in the middle of a write."""
+    for col in (index.papers, index.chunks):
+        if col.count():
+            try:
+                col.get(limit=1, include=["embeddings"])
+            except Exception as exc:
+                if type(exc).__module__.split(".")[0] != "chromadb":
+                    raise
+                raise IndexStoreError(f"the Chroma store in {index.remote or index.dir} has lost vectors ({exc}); "
+                                      "repair it with: assistant doctor --repair (re-embeds the stored abstracts)") from None
+
+
+def ready_for_ingest(index) -> None:
+    """Refuse to write into an index whose manifest is lost (an ingest would replace its record of the
+    user's sources); finish an interrupted remove; check the stored vectors are readable."""
+    where = index.remote or index.dir
+    if index.manifest_error is not None:
+        raise IndexStoreError(f"{index.manifest_error}; restore it with: assistant doctor --repair, then ingest")
+    journal = meta_get(index, "journal")
+    if index.manifest is None and index.count() and journal is None:
+        raise IndexStoreError(f"{where} holds {index.count()} papers but no manifest.json (deleted?); restore it with: "
+                              "assistant doctor --repair, then ingest")
+    if index.manifest is not None:
+        index.check_manifest(index.manifest)
+        if journal and journal.get("op") == "remove":
+            complete_remove(index, list(journal.get("ids") or []))
+    probe_vectors(index)
+
+
+def ready_for_remove(index) -> None:
+    journal = meta_get(index, "journal")
+    if index.manifest is None or index.manifest_error is not None:
+        raise damage(index, journal)
+    index.check_manifest(index.manifest)
+    if journal and journal.get("op") == "remove":
+        complete_remove(index, list(journal.get("ids") or []))
+    elif journal or not consistent(index):
+        raise damage(index, journal)
+
+
+def source_list(paths) -> list[str]:
+    """What the manifest records of an ingest's paths: absolute paths, the bundled corpus by name."""
+    from assistant.text.corpus import bundled_corpus
+
+    if not paths:
+        return [BUNDLED]
+    bundled = bundled_corpus().resolve()
+    out = []
+    for p in paths:
+        full = Path(p).expanduser().resolve()
+        out.append(BUNDLED if full == bundled else str(full))
+    return out
+
+

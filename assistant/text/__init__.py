@@ -1,0 +1,1 @@
+"""Reading papers: files to records, sentences, terms, chunks, titles, terminal-safe text."""
