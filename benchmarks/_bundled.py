@@ -12,7 +12,7 @@ def bundled_index(index_dir: Path | None, **overrides):
     ingested there first if it holds no index."""
     from assistant.config import Settings
     from assistant.text.corpus import load_papers
-    from assistant.store.index import ingest
+    from assistant.store.ingest import ingest
 
     index_dir = index_dir or Path(tempfile.mkdtemp()) / "iclr"
     settings = Settings(index_dir=index_dir, **overrides)

@@ -87,7 +87,8 @@ def centers(work: Path) -> np.ndarray:
     """Real MiniLM chunk vectors: the bundled corpus, ingested once into the work directory."""
     from assistant.config import Settings
     from assistant.text.corpus import load_papers
-    from assistant.store.index import Index, ingest
+    from assistant.store.index import Index
+    from assistant.store.ingest import ingest
 
     settings = Settings(index_dir=work / "bundled", dense="exact")
     if not (work / "bundled" / "manifest.json").exists():
@@ -108,7 +109,7 @@ class Corpus:
     def __init__(self, center_vecs: np.ndarray, limit_papers: int | None = None):
         from assistant.config import Settings
         from assistant.text.corpus import load_papers
-        from assistant.store.index import chunk_papers
+        from assistant.store.chunks import chunk_papers
 
         self.papers, _ = load_papers([SHARED / "corpus" / "arxiv-ml" / "papers.jsonl"])
         self.papers = self.papers[:limit_papers] if limit_papers else self.papers
@@ -125,7 +126,7 @@ class Corpus:
 
     def grow(self, index, target: int) -> None:
         """Write paper + chunk records to the server until it holds ``target`` chunks."""
-        from assistant.store.index import Chunk, chunk_to_meta, paper_to_meta
+        from assistant.store.chunks import Chunk, chunk_to_meta, paper_to_meta
 
         batch = index.client.get_max_batch_size()
         while len(self.chunk_ids) < target:

@@ -30,7 +30,7 @@ HEAD = ("R@1", "R@5", "MRR", "area", "d-area", "none", "FR", "named-", "nongold"
 def arxiv300_index(work: Path, **overrides):
     from assistant.config import Settings
     from assistant.text.corpus import load_papers
-    from assistant.store.index import ingest
+    from assistant.store.ingest import ingest
 
     settings = Settings(index_dir=work / "arxiv300", **overrides)
     if not (settings.index_dir / "manifest.json").exists():

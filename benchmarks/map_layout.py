@@ -64,7 +64,7 @@ def main() -> int:
     ap.add_argument("--sample", type=int, default=0, help="random sample of at most N papers per index")
     args = ap.parse_args()
     from assistant.config import Settings
-    from assistant.store.index import open_index
+    from assistant.store.opening import open_index
 
     results = {}
     for d in args.index_dir or [None]:

@@ -84,7 +84,8 @@ def main() -> int:
     result: dict = {}
     if args.index_dir:
         from assistant.config import Settings
-        from assistant.store.index import local_dir, open_index
+        from assistant.config import local_dir
+        from assistant.store.opening import open_index
         from assistant.qa.landscape import build_map
         from assistant.search.retrieve import Retriever
 

@@ -25,7 +25,7 @@ ASKED = ["How does {} work?", "what is {}?", "how does {lower} work?", "{} resul
 def paper_names(retriever) -> dict[str, str]:
     """paper id -> the name its title gives (a parenthesised acronym, else a leading coined word), when no other
     paper has that name."""
-    from assistant.store.index import stem_terms
+    from assistant.text.terms import stem_terms
     from assistant.search.retrieve import _name_like
 
     out = {}

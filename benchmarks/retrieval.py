@@ -66,7 +66,7 @@ def dev(index_dir: Path, shared: Path, paths: list[Path] | None = None) -> dict:
     from assistant.config import Settings
     from assistant.text.corpus import load_papers
     from assistant.service.evaluate import evaluate_questions, load_questions
-    from assistant.store.index import ingest
+    from assistant.store.ingest import ingest
 
     settings = Settings.from_env(index_dir=index_dir)
     papers, _ = load_papers()

@@ -76,7 +76,7 @@ import json, sys, time, resource
 from pathlib import Path
 from assistant.config import Settings
 from assistant.text.corpus import load_papers
-from assistant.store.index import ingest
+from assistant.store.ingest import ingest
 from assistant.embed.embedder import OnnxMiniLM
 OnnxMiniLM().embed(['warm up'])
 # imported before the clock starts, as the baselines do: a fixed ~2 s per process, not throughput

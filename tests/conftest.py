@@ -37,7 +37,7 @@ def bundled_index_dir(tmp_path_factory) -> Path:
     """The bundled ICLR 2026 corpus, ingested once per test session (read-only for tests)."""
     from assistant.config import Settings
     from assistant.text.corpus import load_papers
-    from assistant.store.index import ingest
+    from assistant.store.ingest import ingest
 
     path = tmp_path_factory.mktemp("bundled") / "index"
     papers, _ = load_papers()
@@ -56,7 +56,7 @@ def bundled_settings(bundled_index_dir):
 def mini_index_template(tmp_path_factory) -> Path:
     from assistant.config import Settings
     from assistant.text.corpus import load_papers
-    from assistant.store.index import ingest
+    from assistant.store.ingest import ingest
 
     path = tmp_path_factory.mktemp("mini") / "index"
     papers, _ = load_papers([FIXTURES / "mini.txt"])

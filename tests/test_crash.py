@@ -16,7 +16,7 @@ def test_kill_9_mid_ingest_then_resume_gives_exact_counts(tmp_path, bundled_inde
     idx = tmp_path / "idx"
     # groups of 24 papers (the default 192 would make the 95 papers one group): the kill lands after
     # some groups are committed and others are not
-    cmd = [sys.executable, "-c", "import assistant.store.index as i; i.GROUP_SIZE = 24; from assistant.cli.app import main; main()",
+    cmd = [sys.executable, "-c", "import assistant.store.ingest as i; i.GROUP_SIZE = 24; from assistant.cli.app import main; main()",
            "ingest", "--index-dir", str(idx), "--json"]
     env = {**os.environ, "ORT_DISABLE_TELEMETRY": "1"}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)

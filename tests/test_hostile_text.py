@@ -106,7 +106,7 @@ EVIL = [
 def evil_index(tmp_path_factory):
     from assistant.config import Settings
     from assistant.text.corpus import load_papers
-    from assistant.store.index import ingest
+    from assistant.store.ingest import ingest
 
     root = tmp_path_factory.mktemp("evil")
     f = root / "evil.jsonl"
@@ -179,7 +179,7 @@ def test_search_snippets_end_at_a_word(evil_index):
 def test_random_control_characters_through_a_real_ingest_search_and_show(tmp_path_factory, text):
     from assistant.config import Settings
     from assistant.text.corpus import load_papers
-    from assistant.store.index import ingest
+    from assistant.store.ingest import ingest
 
     root = tmp_path_factory.mktemp("rand")
     f = root / "r.jsonl"

@@ -5,7 +5,9 @@ import pytest
 from assistant.config import Settings
 from assistant.text.corpus import load_papers
 from assistant.errors import IndexStoreError, InputError
-from assistant.store.index import Chunk, Index, chunk_papers, chunk_to_meta, ingest, paper_to_meta
+from assistant.store.chunks import Chunk, chunk_papers, chunk_to_meta, paper_to_meta
+from assistant.store.index import Index
+from assistant.store.ingest import ingest
 from assistant.search.retrieve import Retriever
 
 from .conftest import FIXTURES
@@ -195,7 +197,8 @@ def test_sentence_vectors_are_reused_by_a_new_process_and_a_broken_cache_is_reco
 
     import assistant.embed.embedder as embedder_mod
     from assistant.config import Settings
-    from assistant.store.index import SENTENCE_CACHE, Index
+    from assistant.store.index import Index
+    from assistant.store.sentence_cache import SENTENCE_CACHE
 
     settings = Settings.from_env(index_dir=mini_index)
     first = Index(settings)
@@ -221,7 +224,7 @@ def test_sentence_vectors_are_reused_by_a_new_process_and_a_broken_cache_is_reco
 def test_chunk_vector_cache_matches_chroma_and_follows_changes(mini_index, tmp_path):
     import numpy as np
 
-    from assistant.store.index import remove
+    from assistant.store.ingest import remove
 
     settings = Settings(index_dir=mini_index)
 
@@ -269,7 +272,7 @@ def test_chunk_vector_cache_matches_chroma_and_follows_changes(mini_index, tmp_p
 def test_title_goes_before_every_chunk_or_only_the_first(monkeypatch):
     from assistant.errors import ConfigError
     from assistant.text.corpus import Paper
-    from assistant.store.index import Chunk, embed_text
+    from assistant.store.chunks import Chunk, embed_text
 
     paper = Paper(id="p#1", title="Sparse Widgets", abstract="One. Two.", source="s", position=1)
     first, second = Chunk("p#1::1", "p#1", 1, "One."), Chunk("p#1::2", "p#1", 2, "Two.")
@@ -283,9 +286,9 @@ def test_title_goes_before_every_chunk_or_only_the_first(monkeypatch):
 
 
 def test_progress_moves_within_a_group_and_ends_at_the_paper_count(tmp_path, monkeypatch):
-    import assistant.store.index as index_module
+    import assistant.store.ingest as ingest_module
 
-    monkeypatch.setattr(index_module, "GROUP_SIZE", 4)
+    monkeypatch.setattr(ingest_module, "GROUP_SIZE", 4)
     papers, _ = load_papers([FIXTURES / "mini.txt"])
     seen: list[tuple[int, int]] = []
     ingest(papers, Settings(index_dir=tmp_path / "idx", embed_batch=2), progress=lambda d, t: seen.append((d, t)))

@@ -65,7 +65,7 @@ def crash(point: str, *args, group: int | None = None) -> None:
     """Run a CLI command in a subprocess that SIGKILLs itself at ``point`` (integrity.crash_point)."""
     code = "from assistant.cli.app import main; main()"
     if group:
-        code = f"import assistant.store.index as i; i.GROUP_SIZE = {group}; " + code
+        code = f"import assistant.store.ingest as i; i.GROUP_SIZE = {group}; " + code
     env = {**os.environ, "ASSISTANT_TEST_CRASH": point, "ORT_DISABLE_TELEMETRY": "1"}
     proc = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, env=env,
                           timeout=120)
@@ -338,7 +338,7 @@ def test_concurrent_readers_rebuilding_bm25_do_not_collide(mini_index):
 def test_a_damaged_sentence_cache_row_is_recomputed(mini_index):
     import sqlite3
 
-    from assistant.store.index import SENTENCE_CACHE
+    from assistant.store.sentence_cache import SENTENCE_CACHE
 
     idx = Index(Settings(index_dir=mini_index))
     paper = next(iter(idx.all_papers().values()))

@@ -22,7 +22,7 @@ FL_PAPERS = {"000_c647aebf503422f2#1", "001_920fbba894271a85#10", "002_20c6bded0
 
 
 def _retriever(index_dir: Path) -> Retriever:
-    from assistant.store.index import open_index
+    from assistant.store.opening import open_index
 
     settings = Settings.from_env(index_dir=index_dir)
     return Retriever(open_index(settings, build_default=False), settings)
@@ -86,7 +86,7 @@ def test_unanswerable_query_highlights_nothing(bundled_index_dir, tmp_path):
 
 def test_layout_is_cached_per_index_version(mini_index):
     from assistant.text.corpus import Paper
-    from assistant.store.index import ingest
+    from assistant.store.ingest import ingest
 
     first = build_map(_retriever(mini_index))
     assert not first.layout_cached
@@ -204,7 +204,7 @@ def test_html_in_headless_chromium_draws_every_paper_and_filters(fl_map, tmp_pat
 
 def test_html_escapes_hostile_titles(tmp_path, browser):
     from assistant.text.corpus import Paper
-    from assistant.store.index import ingest
+    from assistant.store.ingest import ingest
 
     index_dir = tmp_path / "index"
     hostile = [Paper(id=f"h#{i}", title=f'<img src=x onerror="document.body.dataset.pwned=1"> paper {i}',

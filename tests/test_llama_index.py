@@ -36,7 +36,7 @@ def test_retriever_is_a_llama_index_retriever_finding_held_out_lookups_first(set
     from llama_index.core.retrievers import BaseRetriever
     from llama_index.core.schema import NodeWithScore, QueryBundle
 
-    from assistant.store.index import open_index
+    from assistant.store.opening import open_index
     from assistant.service.llama_index import AssistantRetriever
 
     retriever = AssistantRetriever(top_k=5, settings=settings)
@@ -113,7 +113,7 @@ def test_chroma_vector_store_reads_chunks_with_their_text(settings):
     from llama_index.core.vector_stores import (ExactMatchFilter, MetadataFilters, VectorStoreQuery)
     from llama_index.vector_stores.chroma import ChromaVectorStore
 
-    from assistant.store.index import open_index
+    from assistant.store.opening import open_index
     from assistant.service.llama_index import chroma_collection, embed_query, vector_store
 
     store = ChromaVectorStore(chroma_collection=chroma_collection(settings))

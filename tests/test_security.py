@@ -8,7 +8,8 @@ from hypothesis import given, settings as hsettings, strategies as st
 from assistant.qa.answer import answer_question, parse_citations
 from assistant.config import Settings
 from assistant.text.corpus import load_papers, parse_text_list
-from assistant.store.index import Index, ingest
+from assistant.store.index import Index
+from assistant.store.ingest import ingest
 from assistant.prompts import system_prompt
 from assistant.search.retrieve import Retriever
 

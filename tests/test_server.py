@@ -11,7 +11,8 @@ import pytest
 from assistant.config import Settings
 from assistant.text.corpus import load_papers
 from assistant.errors import IndexStoreError
-from assistant.store.index import Index, ingest
+from assistant.store.index import Index
+from assistant.store.ingest import ingest
 from assistant.search.retrieve import Retriever
 
 from .conftest import FIXTURES, free_port, serve
@@ -160,7 +161,7 @@ def test_a_server_client_holds_no_vector_matrix_nor_corpus(chroma_url, tmp_path)
     import numpy as np
 
     from assistant.store.dense import PaperShelf
-    from assistant.store.index import local_dir
+    from assistant.config import local_dir
 
     settings = Settings(index_dir=tmp_path / "a", chroma_url=chroma_url)
     papers, _ = load_papers([FIXTURES / "mini.txt"])

@@ -758,7 +758,7 @@ def chat(
     list_chats: Annotated[bool, typer.Option("--list", help="List saved conversations and exit.")] = False,
 ):
     """Talk through a topic: follow-up questions use the earlier turns; conversations are saved."""
-    from assistant.chat.conversation.history import ChatStore
+    from assistant.chat.history import ChatStore
 
     settings = _settings(index_dir)
     store = ChatStore(settings.index_dir)

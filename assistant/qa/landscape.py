@@ -101,7 +101,7 @@ def theme_count(n: int) -> int:
 
 def _layout(retriever: Retriever, method: str) -> tuple[dict, bool]:
     """Ids, coordinates, theme per paper and theme labels; cached per index fingerprint and method."""
-    from assistant.store.index import local_dir
+    from assistant.config import local_dir
     from assistant.qa.synthesis import cluster, label_terms
 
     index = retriever.index

@@ -318,7 +318,7 @@ def _label(texts: list[str], exclude: set[str], weights: dict[str, float], n: in
 def label_terms(texts: list[str], exclude: set[str], weights: dict[str, float],
                 n: int = 3) -> tuple[list[str], list[str]]:
     """Stems and surface words of the n most distinctive terms (stems in ``exclude`` are skipped)."""
-    from assistant.store.index import stemmer
+    from assistant.text.terms import stemmer
 
     stem = stemmer()
     from bm25s.stopwords import STOPWORDS_EN
@@ -364,7 +364,7 @@ def summarize(retriever: Retriever, area: str, settings: Settings | None = None,
 
 
 def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: int) -> Summary:
-    from assistant.store.index import stem_terms
+    from assistant.text.terms import stem_terms
 
     found = which(retriever, area, replace(settings, llm="off"))
     retrieval = retriever.search(strip_leadin(area), k=8)

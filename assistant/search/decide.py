@@ -66,7 +66,7 @@ def terms(text: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=8192)
 def _terms(text: str) -> frozenset[str]:
-    from assistant.store.index import stem_terms
+    from assistant.text.terms import stem_terms
 
     return frozenset(stem_terms(text))
 
@@ -95,7 +95,7 @@ def coverage(weights: dict[str, float], qterms: set[str], text_terms: set[str], 
 
 @functools.lru_cache(maxsize=8192)
 def stem_list(text: str) -> tuple[str, ...]:
-    from assistant.store.index import stem_terms
+    from assistant.text.terms import stem_terms
 
     return tuple(stem_terms(text))
 

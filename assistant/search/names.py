@@ -90,7 +90,7 @@ def _papers_with_term(index, term: str) -> list[str]:
 
 def named_papers(index, question: str, most: int = 3) -> list[str]:
     """Ids of the papers the question names, in the order it names them (at most ``most``); [] if none."""
-    from assistant.store.index import stem_terms
+    from assistant.text.terms import stem_terms
 
     papers = index.all_papers()
     found: list[str] = []
@@ -143,7 +143,7 @@ def _named_by_run(index, question: str, papers: dict) -> list[str]:
     """The one paper that has a run of two or more capitalised words of the question ("Synthetic Bootstrapped
     Pretraining"), case aside; the run's first word may be the question's own first word, so runs are tried
     without it too."""
-    from assistant.store.index import stem_terms
+    from assistant.text.terms import stem_terms
 
     for m in _RUN.finditer(question):
         words = m.group().split()

@@ -12,7 +12,8 @@ import numpy as np
 from assistant.config import Settings
 from assistant.search.names import named_papers
 from assistant.store.dense import dense_side, top_indices
-from assistant.store.index import Index, stem_terms
+from assistant.store.index import Index
+from assistant.text.terms import stem_terms
 
 
 @dataclass

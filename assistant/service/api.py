@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 
 from assistant.config import Settings
 from assistant.text.corpus import Paper, ParseReport, load_papers
-from assistant.store.index import IngestReport, Progress, ingest, open_index
+from assistant.store.index import Progress
+from assistant.store.ingest import IngestReport, ingest
+from assistant.store.opening import open_index
 
 if TYPE_CHECKING:  # imported where used: `papers` and `show` need none of them (~0.3 s CPU)
     from assistant.qa.answer import Answer
@@ -19,7 +21,7 @@ def ingest_paths(paths: list[Path] | None, settings: Settings, rebuild: bool = F
                  progress: Progress | None = None) -> tuple[IngestReport, ParseReport]:
     """Parse everything first (so a bad file changes nothing), then write the index. ``--rebuild``
     without paths re-reads the sources the manifest records, never silently the bundled corpus."""
-    from assistant.store.index import rebuild_sources
+    from assistant.store.ingest import rebuild_sources
     from assistant.store.integrity import source_list
 
     if rebuild and not paths:
@@ -76,7 +78,7 @@ def get_paper(paper_id: str, settings: Settings, progress: Progress | None = Non
 
 
 def remove_papers(paper_ids: list[str], settings: Settings) -> list[str]:
-    from assistant.store.index import remove
+    from assistant.store.ingest import remove
 
     return remove(paper_ids, settings)
 

@@ -188,7 +188,8 @@ def evaluate_beir(directory: Path, settings: Settings, k: int = 100, on_row: Cal
                   progress=None, on_question: Callable[[int, int], None] | None = None) -> dict:
     """Index a BEIR corpus (reused when already indexed) and score its test queries. ``progress``: of the
     indexing; ``on_question(done, total)``: after each query."""
-    from assistant.store.index import Index, ingest
+    from assistant.store.index import Index
+    from assistant.store.ingest import ingest
     from assistant.search.retrieve import Retriever
 
     corpus, queries, qrels = load_beir(directory)

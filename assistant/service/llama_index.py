@@ -198,7 +198,8 @@ def chroma_collection(settings: Settings | None = None):
     record's metadata holds its llama-index node (``_node_content``: text, paper id, title, source,
     offsets), so a query returns nodes with their text. Opens (or, with no index, builds) the index the
     settings name, embedded or on a Chroma server (ASSISTANT_CHROMA_URL)."""
-    from assistant.store.index import NODE_CONTENT, open_index
+    from assistant.store.chunks import NODE_CONTENT
+    from assistant.store.opening import open_index
 
     index = open_index(_settings(settings))
     sample = index.chunks.get(limit=1, include=["metadatas"])

@@ -15,7 +15,9 @@ def _derived_status(index) -> dict[str, str]:
     """Each derived file: ok, missing, stale (built from another committed state) or damaged (checksum)."""
     import numpy as np
 
-    from assistant.store.index import BM25_VERSION, VECTORS_VERSION, _crc, _files_crc
+    from assistant.store.files import files_crc, matrix_crc
+    from assistant.store.lexical import BM25_VERSION
+    from assistant.store.vectors import VECTORS_VERSION
 
     out = {}
     tag = index.state_tag
@@ -30,7 +32,7 @@ def _derived_status(index) -> dict[str, str]:
             out[name] = "stale (built from another state of the store)"
             continue
         try:
-            crc = _files_crc(path) if name == "bm25" else _crc(np.load(path / "matrix.npy"))
+            crc = files_crc(path) if name == "bm25" else matrix_crc(np.load(path / "matrix.npy"))
         except (OSError, ValueError, EOFError):
             crc = None
         out[name] = "ok" if crc == meta.get("crc") else "damaged (checksum mismatch)"
@@ -39,7 +41,7 @@ def _derived_status(index) -> dict[str, str]:
 
 def _membership(index) -> tuple[set[str], list[str], set[str]]:
     """(paper ids, ids of chunks whose paper has no record, ids of papers without chunks)."""
-    from assistant.store.index import paged
+    from assistant.store.records import paged
 
     papers = {pid for (pid,) in paged(index.papers, [])}
     orphans, owners = [], set()
@@ -98,11 +100,12 @@ def inspect(settings: Settings) -> dict:
 
 def repair(settings: Settings) -> tuple[list[str], list[str]]:
     """Mend what can be mended; (what was done, what could not be mended and how to fix it)."""
-    from assistant.store.index import _lock, local_dir
+    from assistant.config import local_dir
+    from assistant.store.ingest import _lock
 
     actions: list[str] = []
     with _lock(local_dir(settings)), contextlib.ExitStack() as held:
-        from assistant.store.index import open_for_write
+        from assistant.store.ingest import open_for_write
 
         index = open_for_write(settings, held, rebuild=False, create=False)
         journal = integrity.meta_get(index, "journal")
@@ -136,7 +139,7 @@ def _mend_manifest(index, journal: dict | None, actions: list[str]) -> None:
         index.manifest = copy
         actions.append("restored manifest.json from its copy in the Chroma store")
         return
-    from assistant.store.index import _probe_dim
+    from assistant.store.ingest import _probe_dim
 
     index.manifest = index.new_manifest(_probe_dim(index))
     sources = list((journal or {}).get("sources") or [])
@@ -152,7 +155,8 @@ def _mend_manifest(index, journal: dict | None, actions: list[str]) -> None:
 def _mend_vectors(index, settings: Settings, actions: list[str]) -> None:
     """Lost vector segments: re-embed every stored abstract. Orphan chunks: drop. Papers without chunks:
     re-embed them. The abstracts are in the records' metadata, which survives lost segments."""
-    from assistant.store.index import CHUNKS, PAPERS, IngestReport, _batches, _write
+    from assistant.store.index import CHUNKS, PAPERS
+    from assistant.store.ingest import IngestReport, _batches, _write
 
     try:
         integrity.probe_vectors(index)

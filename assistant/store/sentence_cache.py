@@ -1,0 +1,89 @@
+"""Sentence vectors of abstracts already quoted, for an :class:`~assistant.store.index.Index`: kept for the life of
+the index object and in ``sentences.sqlite`` beside it (content-addressed, so never stale; safe to delete)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+
+import numpy as np
+
+#: Sentence vectors of abstracts already quoted by extractive answers (a cache; safe to delete).
+SENTENCE_CACHE = "sentences.sqlite"
+
+
+
+class SentenceSide:
+    """Sentence vectors for :class:`~assistant.store.index.Index` (a mixin: it reads ``dir``, ``embedder_id`` and
+    ``embedder`` of the index)."""
+
+    def sentence_vectors(self, paper_id: str, abstract: str):
+        """(sentences, their vectors) of one abstract, cached for the life of this Index (a chat session
+        asks about the same papers again and again) and on disk beside the index (so a new process,
+        e.g. the next ``assistant ask``, does not embed them again)."""
+        cache = self._sentence_cache
+        key = (paper_id, hash(abstract))
+        if key not in cache:
+            disk_key = hashlib.sha256(f"{self.embedder_id}\n{abstract}".encode()).hexdigest()[:32]
+            found = self._sentences_from_disk(disk_key)
+            if found is None:
+                from assistant.text.sentences import split_sentences
+                from assistant.embed.embedder import embed_array
+
+                sentences = split_sentences(abstract)
+                found = (sentences, embed_array(self.embedder, sentences))
+                self._sentences_to_disk(disk_key, *found)
+            cache[key] = found
+            if len(cache) > 4096:  # bounded: drop the oldest entry
+                cache.pop(next(iter(cache)))
+        return cache[key]
+
+    def _sentence_db(self):
+        import sqlite3
+
+        db = sqlite3.connect(self.dir / SENTENCE_CACHE, timeout=2)
+        db.execute("CREATE TABLE IF NOT EXISTS sentences (key TEXT PRIMARY KEY, sentences TEXT, dim INTEGER, vecs BLOB)")
+        return db
+
+    def _sentences_from_disk(self, key: str):
+        import sqlite3
+
+        if not (self.dir / SENTENCE_CACHE).exists():
+            return None
+        try:
+            with contextlib.closing(self._sentence_db()) as db:
+                row = db.execute("SELECT sentences, dim, vecs FROM sentences WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:  # a cache: unreadable means recompute
+            return None
+        if row is None:
+            return None
+        try:  # content-addressed (embedder + abstract), so never stale; a damaged row is recomputed
+            sentences = json.loads(row[0])
+            vecs = np.frombuffer(row[2], dtype=np.float32).reshape(len(sentences), row[1]) if sentences else \
+                np.zeros((0, row[1]), dtype=np.float32)
+        except (ValueError, TypeError):
+            return None
+        return sentences, vecs
+
+    def _sentences_to_disk(self, key: str, sentences: list[str], vecs) -> None:
+        import sqlite3
+
+        row = (key, json.dumps(sentences), int(vecs.shape[1]) if vecs.ndim == 2 else 0,
+               np.ascontiguousarray(vecs, dtype=np.float32).tobytes())
+        for attempt in range(2):
+            try:
+                with contextlib.closing(self._sentence_db()) as db, db:
+                    db.execute("INSERT OR REPLACE INTO sentences VALUES (?, ?, ?, ?)", row)
+                return
+            except sqlite3.OperationalError:  # read-only or busy index dir: the cache is optional
+                return
+            except sqlite3.DatabaseError:  # the file is damaged: start the cache afresh, once
+                if attempt:
+                    return
+                try:
+                    (self.dir / SENTENCE_CACHE).unlink(missing_ok=True)
+                except OSError:
+                    return
+            except OSError:
+                return

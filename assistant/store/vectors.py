@@ -1,0 +1,122 @@
+"""The dense side of an :class:`~assistant.store.index.Index`: every chunk vector in one matrix, saved beside the
+store under the state it was built from (below dense.EMBEDDED_HNSW_ABOVE papers)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+from dataclasses import dataclass
+
+import numpy as np
+
+from assistant.store.files import matrix_crc, scratch, swap_in
+from assistant.store.records import PAGE, retry_during_ingest
+
+#: Bumped whenever the layout of the cached chunk-vector matrix changes.
+VECTORS_VERSION = 1
+
+
+
+@dataclass
+class ChunkVectors:
+    """Every chunk vector in one matrix, rows grouped by paper: exact dense search is one
+    matrix-vector product (a few ms at 60k chunks), with no approximate-index misses."""
+
+    chunk_ids: list[str]
+    paper_ids: list[str]  # one per group of rows
+    starts: np.ndarray  # first row of each paper's group
+    matrix: np.ndarray  # float32, (chunks, dim), unit rows
+
+    @functools.cached_property
+    def position(self) -> dict[str, int]:
+        """paper id -> its group number (the row of its scores in ``Retriever.dense_all``)."""
+        return {pid: i for i, pid in enumerate(self.paper_ids)}
+
+    def rows(self, group: int) -> range:
+        """Matrix rows of one paper's chunks."""
+        end = int(self.starts[group + 1]) if group + 1 < len(self.starts) else len(self.chunk_ids)
+        return range(int(self.starts[group]), end)
+
+
+
+class VectorSide:
+    """The chunk-vector matrix for :class:`~assistant.store.index.Index` (a mixin: it reads ``dir``, ``state_tag``,
+    ``manifest``, ``chunks`` and ``all_papers`` of the index)."""
+
+    def chunk_vectors(self) -> ChunkVectors:
+        """All chunk vectors, loaded from ``vectors/`` beside the index (rebuilt from Chroma when that
+        copy is missing or belongs to another version of the paper set)."""
+        if self._vectors is None:
+            self._vectors = self.vectors_from_disk(self.state_tag)
+            if self._vectors is None:
+                self.rebuild_vectors()
+        return self._vectors
+
+    def vectors_from_disk(self, tag: str | None) -> ChunkVectors | None:
+        """The saved matrix if it was built from committed state ``tag`` and its bytes are as saved."""
+        path = self.dir / "vectors"
+        try:
+            meta = json.loads((path / "ids.json").read_text())
+            if tag is None or meta.get("state") != tag or meta.get("version") != VECTORS_VERSION:
+                return None
+            matrix = np.load(path / "matrix.npy")
+            if matrix.ndim != 2 or matrix.shape[0] != len(meta["chunk_ids"]) or meta.get("crc") != matrix_crc(matrix):
+                return None  # e.g. rows shuffled or overwritten: rebuilt from Chroma
+            return ChunkVectors(meta["chunk_ids"], meta["paper_ids"], np.asarray(meta["starts"], dtype=np.int64),
+                                matrix)
+        except (OSError, ValueError, KeyError, EOFError, json.JSONDecodeError):
+            return None
+
+    def rebuild_vectors(self) -> None:
+        """Read every chunk vector from Chroma (in pages) and save the matrix."""
+
+        papers = self.all_papers()
+        total = retry_during_ingest(self.chunks.count, self.reopen)
+        dim = int((self.manifest or {}).get("dim") or 0)
+        matrix = np.zeros((total, dim), dtype=np.float32) if dim else None
+        rows: list[tuple[str, str, int]] = []  # (chunk id, paper id, chunk number), one per filled row
+        seen: set[str] = set()
+        for offset in range(0, total, PAGE):
+            got = retry_during_ingest(lambda: self.chunks.get(include=["embeddings", "metadatas"], limit=PAGE,
+                                                               offset=offset), self.reopen)
+            for cid, emb, meta in zip(got["ids"], got["embeddings"], got["metadatas"]):
+                # chunks of a paper still being written wait for its record
+                if meta.get("paper_id") not in papers or cid in seen or len(rows) >= total:
+                    continue
+                if matrix is None:
+                    matrix = np.zeros((total, len(emb)), dtype=np.float32)
+                seen.add(cid)
+                matrix[len(rows)] = emb
+                rows.append((cid, meta["paper_id"], int(meta.get("chunk") or 0)))
+            del got
+        self.set_vectors(rows, matrix[:len(rows)] if matrix is not None else np.zeros((0, dim), np.float32))
+
+    def set_vectors(self, rows: list[tuple[str, str, int]], matrix: np.ndarray) -> None:
+        """Group chunk rows (chunk id, paper id, chunk number) per paper in source order, keep them as
+        the dense search matrix and save them beside the index (a cache: failing to write is harmless)."""
+        order = {pid: i for i, pid in enumerate(self.all_papers())}
+        perm = sorted((i for i in range(len(rows)) if rows[i][1] in order),
+                      key=lambda i: (order[rows[i][1]], rows[i][2], rows[i][0]))
+        matrix = np.ascontiguousarray(matrix[perm], dtype=np.float32)
+        ids = [rows[i][0] for i in perm]
+        paper_ids: list[str] = []
+        starts: list[int] = []
+        for row, i in enumerate(perm):
+            if not paper_ids or paper_ids[-1] != rows[i][1]:
+                paper_ids.append(rows[i][1])
+                starts.append(row)
+        self._vectors = ChunkVectors(ids, paper_ids, np.asarray(starts, dtype=np.int64), matrix)
+        tmp, final, old = scratch(self.dir, "vectors")
+        try:
+            tmp.mkdir(parents=True)
+            np.save(tmp / "matrix.npy", matrix)
+            (tmp / "ids.json").write_text(json.dumps({"state": self.state_tag, "crc": matrix_crc(matrix),
+                                                      "version": VECTORS_VERSION, "chunk_ids": ids,
+                                                      "paper_ids": paper_ids, "starts": starts}))
+            swap_in(tmp, final, old)
+        except OSError:
+            pass
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(old, ignore_errors=True)
