@@ -15,6 +15,8 @@ from assistant.errors import ConfigError
 
 #: Exactly what the model must say when the sources do not answer; the parser looks for it too.
 NO_ANSWER_PHRASE = "No paper in the corpus addresses this question."
+#: The line above an extractive answer (no LLM): what the reader is looking at.
+EXTRACTIVE_LABEL = "Extractive answer (no LLM configured): verbatim sentences from the abstracts."
 #: How a citation looks in answer text; ``CITATION_RE`` in answer.py parses the same form.
 CITATION_EXAMPLE = "[1] or [2][3]"
 

@@ -77,7 +77,7 @@ def test_chunks_fit_the_budget_and_overlap_whole_sentences():
 def test_chunking_does_not_import_llama_index_or_nltk():
     """Together they cost ~7 s of every ingest, however small."""
     code = ("import sys; from assistant.config import Settings; from assistant.text.corpus import load_papers; "
-            "from assistant.store.index import chunk_papers; papers, _ = load_papers(); "
+            "from assistant.store.chunks import chunk_papers; papers, _ = load_papers(); "
             "assert chunk_papers(papers[:5], Settings()); "
             "print(sorted(m for m in ('nltk', 'llama_index', 'scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

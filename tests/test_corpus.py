@@ -3,7 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from assistant.text.corpus import derive_title, load_papers, parse_file, readable, readable_title
+from assistant.text.corpus import load_papers, parse_file
+from assistant.text.latex import readable
+from assistant.text.titles import derive_title, readable_title
 from assistant.errors import InputError
 
 from .conftest import FIXTURES

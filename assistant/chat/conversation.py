@@ -165,6 +165,25 @@ class Conversation:
     settings: Settings
     turns: list[Turn] = field(default_factory=list)
 
+    def resume(self, answers: list[Answer]) -> None:
+        """Continue a saved conversation: its answers become the earlier turns."""
+        self.turns = [Turn(a.question, a) for a in answers]
+
+    def paper_count(self) -> int:
+        return self.retriever.index.count()
+
+    def paper(self, paper_id: str):
+        """A paper of the index, by id (InputError when there is none)."""
+        return self.retriever.index.get_paper(paper_id)
+
+    def filter_size(self) -> int | None:
+        """How many papers the /filter in force lets through (None: no filter)."""
+        return len(self.retriever.allowed) if self.retriever.allowed is not None else None
+
+    def set_filter(self, spec: str) -> int:
+        """Search only papers from source file or with keyword ``spec`` ("off" lifts it); how many remain."""
+        return self.retriever.set_filter(spec)
+
     def clear(self) -> None:
         self.turns.clear()
 

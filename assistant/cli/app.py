@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 import typer
 
-from assistant.errors import AssistantError, LLMError
-
-if TYPE_CHECKING:
-    from rich.console import Console
+from assistant.cli.render import (BuildProgress, err, escape, eval_progress, first_run_progress, linked, markdown, out,
+                                  print_json, print_paper, print_read_as, render_answer, render_summary, render_verbose,
+                                  rerank_progress, save as save_answers, shown, streamer)
+from assistant.errors import AssistantError
 
 app = typer.Typer(
     name="assistant",
@@ -28,65 +27,6 @@ app = typer.Typer(
     rich_markup_mode=None,  # plain click help: typer.rich_utils would add ~0.1 s to every --help and usage error
 )
 
-
-class _LazyConsole:
-    """A rich Console made on first use: importing rich.console costs ~50 ms that --help never needs."""
-
-    def __init__(self, **options):
-        self._options = options
-        self._console = None
-
-    @property
-    def real(self):
-        if self._console is None:
-            from rich.console import Console
-
-            self._console = Console(**self._options)
-        return self._console
-
-    def __getattr__(self, name):
-        return getattr(self.real, name)
-
-
-def escape(text: str, one_line: bool = False) -> str:
-    """Any string not written here, for a rich markup template: made inert for the terminal (controls shown,
-    bidi and zero-width characters dropped: safetext.for_terminal), then escaped so that no ``[`` in it is
-    read as markup. Every user, corpus or model string printed goes through this or :func:`shown`."""
-    from rich.markup import escape as rich_escape
-
-    from assistant.text.safetext import for_terminal
-
-    return rich_escape(for_terminal(text, one_line=one_line))
-
-
-def shown(text: str, one_line: bool = False) -> str:
-    """Abstract text for the terminal: its LaTeX as plain Unicode (``86.2\\%`` -> ``86.2%``), then as
-    :func:`escape`. --json keeps the text verbatim."""
-    from assistant.text.corpus import readable
-
-    return escape(readable(text), one_line=one_line)
-
-
-def _linked(label: str, target: str | None, style: str = ""):
-    """``label`` as rich Text, a terminal hyperlink to ``target`` when that is a plain http(s) or file URL.
-    Built as a style, never as ``[link=...]`` markup: a ``]`` or ``[0]`` in a URL or path broke that."""
-    import re
-
-    from rich.style import Style
-    from rich.text import Text
-
-    from assistant.text.safetext import for_terminal
-
-    text = Text(for_terminal(label, one_line=True), style=style)
-    # printable ASCII only: nothing in the target can end the OSC 8 sequence it is sent in
-    if target and re.fullmatch(r"(?:https?|file)://[\x21-\x7e]+", target):
-        text.stylize(Style(link=target))
-    return text
-
-
-out = _LazyConsole(highlight=False, soft_wrap=False)
-# soft_wrap: an error or report line is one line however narrow the terminal (or 80 columns when piped)
-err = _LazyConsole(stderr=True, highlight=False, soft_wrap=True)
 
 IndexDir = Annotated[Optional[Path], typer.Option("--index-dir", help="Index directory [env: ASSISTANT_INDEX_DIR]",
                                                   show_default=False)]
@@ -153,193 +93,13 @@ def handle_errors(fn):
 
 def _storage_error(exc: BaseException, index_dir: Path | None = None):
     """integrity.translate with this command's settings (None when the error is not a storage fault)."""
-    from assistant.store.integrity import translate
+    from assistant.service.api import storage_error
 
     try:
         settings = _settings(index_dir)
     except Exception:  # the settings themselves are bad: not a storage fault
         return None
-    return translate(exc, settings)
-
-
-class _BuildProgress:
-    """A rich progress bar for embedding papers, shown only when work happens."""
-
-    def __init__(self, label: str = "Embedding papers", transient: bool = False):
-        self.label = escape(label, one_line=True)  # a progress column reads markup: "Evaluating q[1].jsonl"
-        self.transient = transient
-        self.progress = None
-        self.task = None
-        self.finished = False
-
-    def __call__(self, done: int, total: int) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-        if self.finished and done >= total:  # the ingest reports its last group twice: one bar, not two
-            return
-        if self.progress is None:
-            self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                     TimeRemainingColumn(), console=getattr(err, "real", err), transient=self.transient)
-            self.progress.start()
-            self.task = self.progress.add_task(self.label, total=total)
-        self.progress.update(self.task, completed=done, total=total)
-        self.finished = done >= total
-        if self.finished:
-            self.close()
-
-    def close(self) -> None:
-        if self.progress is not None:
-            self.progress.stop()
-            self.progress = None
-
-
-def _rerank_progress():
-    """Progress bar for re-ranking (ASSISTANT_RERANK), ~0.35-1 s per paper on 2 cores; shown before the first
-    paper is read, gone when done."""
-    return _BuildProgress("Re-ranking a close call (ASSISTANT_RERANK)", transient=True)
-
-
-def _eval_progress(name: str):
-    """Progress bar over an eval's questions: a re-ranked one takes ~8 s, so a long file can take minutes."""
-    return _BuildProgress(f"Evaluating {name}", transient=True)
-
-
-def _first_run_progress():
-    """Progress bar used when a command has to build the default index first."""
-    return _BuildProgress("Building the index from the bundled ICLR 2026 corpus (first run only)")
-
-
-def _print_json(data, indent: int | None = 2) -> None:
-    """JSON on stdout: strings verbatim, with controls, bidi and zero-width characters as \\u escapes."""
-    from assistant.text.safetext import json_for_terminal
-
-    sys.stdout.write(json_for_terminal(data, indent=indent) + "\n")
-
-
-def _print_read_as(mended: str | None, console: Console | None = None) -> None:
-    """How a question or criterion with typos was read (Retriever.mend), when it had any."""
-    if mended:
-        (console or out).print(f"[dim]Read as: {escape(mended)}[/]")
-
-
-def render_sources(answer, console: Console | None = None) -> None:
-    console = console or out
-    if not answer.citations and answer.mode == "llm" and answer.answerable and answer.sources:
-        # The promise is that every claim points at an abstract: an answer citing none must say so.
-        given = "the only source" if len(answer.sources) == 1 else f"the {len(answer.sources)} sources"
-        console.print(f"\n[yellow]The model cited none of {given} it was given: nothing "
-                      "above is checked against an abstract. They were:[/]")
-        for n, h in enumerate(answer.sources, 1):
-            _print_paper(f"[{n}]", h.paper_id, h.title, None, console)
-        if answer.quoted:
-            console.print("\n[dim italic]What they say, quoted without the model (verbatim, cited):[/]")
-            console.print(shown(answer.quoted))
-        return
-    if not answer.citations:
-        if not answer.answerable and answer.related:  # the nearest papers, never an answer
-            console.print("[dim]Nearest papers (not on exactly this; not cited):[/]")
-            for h in answer.related:
-                _print_paper("-", h.paper_id, h.title, None, console)
-        return
-    console.print("\n[bold]Sources[/]")
-    for c in answer.citations:
-        _print_paper(f"[{c.n}]", c.paper_id, c.title, c.snippet, console)
-    # Sources keep their retrieval numbers, so a gap in them ([2] [3] without [1]) needs saying: the
-    # missing ones were retrieved and read but gave nothing the answer used.
-    cited = {c.n for c in answer.citations}
-    uncited = [f"[{n}] {h.paper_id}" for n, h in enumerate(answer.sources, 1) if n not in cited and n < max(cited)]
-    if uncited:
-        console.print(f"[dim]Also retrieved, not cited: {escape(', '.join(uncited))}[/]")
-
-
-def _print_paper(label: str, paper_id: str, title: str, quote: str | None = None, console: Console | None = None):
-    """One cited paper: label, id, title, and the quoted sentence or snippet."""
-    console = console or out
-    console.print(f"[bold cyan]{escape(label)}[/] [green]{escape(paper_id, one_line=True)}[/] — "
-                  f"{shown(title, one_line=True)}")
-    if quote:
-        console.print(f"    [dim]“{shown(quote)}”[/]")
-
-
-def render_answer(answer, streamed: bool = False, console: Console | None = None) -> None:
-    from assistant.qa.answer import EXTRACTIVE_LABEL
-
-    console = console or out
-    _print_read_as(answer.read_as, console)
-    if answer.mode == "extractive" and answer.answerable:
-        console.print(f"[dim italic]{EXTRACTIVE_LABEL}[/]")
-    if not streamed:
-        console.print(shown(answer.text))
-    elif answer.invalid_citations:
-        console.print(f"[yellow]Note: citations {escape(', '.join(f'[{n}]' for n in answer.invalid_citations))} "
-                      "do not match any source and were removed.[/]")
-    if not answer.complete and streamed:
-        # what llm_answer appended after the stream: cut at max_tokens, or the stream broke off
-        console.print(f"[yellow]{escape(answer.text.rsplit(chr(10) * 2, 1)[-1])}[/]")
-    weak = [s for s in answer.support if not s["supported"]]
-    if weak:
-        console.print("\n[yellow]Check these claims: their cited abstracts do not clearly support them[/]")
-        for s in weak:
-            console.print(f"[yellow]  ⚠ {shown(s['sentence'])}[/]")
-    render_sources(answer, console)
-
-
-def _markdown(text: str):
-    """Model text as rich Markdown, made inert first; links shown with their URL, not hidden behind text."""
-    from rich.markdown import Markdown
-
-    from assistant.text.corpus import readable
-    from assistant.text.safetext import for_terminal
-
-    return Markdown(for_terminal(readable(text)), hyperlinks=False)
-
-
-class _Stream:
-    """Render streamed tokens: live Markdown in a terminal, line by line when piped (each line made inert and
-    its LaTeX readable, which a lone token cannot be)."""
-
-    def __init__(self):
-        self.parts: list[str] = []
-        self.live = None
-        self.used = False
-        self.pending = ""
-
-    def __call__(self, token: str) -> None:
-        self.used = True
-        self.parts.append(token)
-        if out.is_terminal:
-            from rich.live import Live
-
-            if self.live is None:
-                self.live = Live(console=getattr(out, "real", out), refresh_per_second=12, vertical_overflow="visible")
-                self.live.start()
-            self.live.update(_markdown("".join(self.parts)))
-        else:
-            self.pending += token
-            if "\n" in self.pending:
-                done, self.pending = self.pending.rsplit("\n", 1)
-                self._write(done + "\n")
-
-    def _write(self, text: str) -> None:
-        from assistant.text.corpus import readable
-        from assistant.text.safetext import for_terminal
-
-        sys.stdout.write(for_terminal(readable(text)))
-        sys.stdout.flush()
-
-    def close(self, final_text: str | None = None) -> None:
-        if self.live is not None:
-            if final_text is not None:  # the parsed text: unknown citations now marked [n?]
-                self.live.update(_markdown(final_text))
-            self.live.stop()
-            self.live = None
-        elif self.used:
-            self._write(self.pending + "\n")
-            self.pending = ""
-
-
-def _streamer():
-    return _Stream()
+    return storage_error(exc, settings)
 
 
 @app.command()
@@ -356,13 +116,13 @@ def ingest(
     from assistant.service.api import ingest_paths
 
     settings = _settings(index_dir)
-    bar = _BuildProgress()
+    bar = BuildProgress()
     try:
         report, parsed = ingest_paths(paths, settings, rebuild=rebuild, strict=strict, progress=bar)
     finally:
         bar.close()
     if as_json:
-        _print_json({**report.as_dict(), "duplicates": [{"dropped": a, "kept": b} for a, b in parsed.duplicates],
+        print_json({**report.as_dict(), "duplicates": [{"dropped": a, "kept": b} for a, b in parsed.duplicates],
                      "skipped": parsed.skipped, "index_dir": str(settings.index_dir)})
         return
     for source in report.dropped_sources:
@@ -394,15 +154,15 @@ def ask(
     if not question.strip():
         raise typer.BadParameter("the question is empty")
     if save is not None:  # a wrong file name is refused before the answer is computed, not after
-        from assistant.qa.export import check_target
+        from assistant.service.api import check_save_target
 
-        check_target(save, force)
+        check_save_target(save, force)
     settings = _settings(index_dir, top_k=k)
     streaming = settings.llm_enabled and not as_json
-    stream = _streamer() if streaming else None
+    stream = streamer() if streaming else None
     try:
-        answer = ask_fn(question, settings, on_token=stream, progress=_first_run_progress(),
-                        on_rerank=_rerank_progress())
+        answer = ask_fn(question, settings, on_token=stream, progress=first_run_progress(),
+                        on_rerank=rerank_progress())
     except BaseException:
         if stream:
             stream.close()
@@ -410,36 +170,13 @@ def ask(
     if stream:
         stream.close(answer.text)
     if save is not None:
-        _save([answer], save, settings, force)
+        save_answers([answer], save, settings, force)
     if as_json:
-        _print_json(answer.as_dict())
+        print_json(answer.as_dict())
         return
     render_answer(answer, streamed=bool(stream and stream.used))
     if verbose:
-        _render_verbose(answer)
-
-
-def _save(answers, path: Path, settings, force: bool = False) -> None:
-    from assistant.qa.export import save as save_fn
-    from assistant.store.index import Index
-
-    fmt = save_fn(path, answers, Index(settings).all_papers(), settings, force=force)
-    from rich.text import Text
-
-    err.print(Text.assemble((f"Saved {fmt} to ", "dim"), _linked(str(path), path.resolve().as_uri())))
-
-
-def _render_verbose(answer) -> None:
-    err.print(f"[dim]retrieval query: {escape(answer.retrieval_query or answer.question)}[/]")
-    for h in answer.retrieved or answer.sources:
-        likely = f" likelihood={h.likelihood:.2f}" if h.likelihood is not None else ""
-        err.print(f"[dim]  {h.rank:>2}. {escape(h.paper_id)} fused={h.score:.3f} dense={h.dense:.3f} bm25={h.bm25:.2f}"
-                  f"{likely}[/]")
-    if answer.usage:
-        u = answer.usage
-        err.print(f"[dim]tokens: prompt {u.get('prompt_tokens')}, completion {u.get('completion_tokens')}, "
-                  f"total {u.get('total_tokens')} ({escape(str(answer.model))})"
-                  + (f", about ${u['cost_usd']:.4f}" if u.get("cost_usd") is not None else ", cost unknown") + "[/]")
+        render_verbose(answer)
 
 
 @app.command()
@@ -451,15 +188,15 @@ def search(
     as_json: JsonFlag = False,
 ):
     """Rank papers for a query (hybrid dense + BM25) and show each one's best snippet."""
+    from assistant.service.api import clip
     from assistant.service.api import search as search_fn
-    from assistant.text.safetext import clip
 
     if not query.strip():
         raise typer.BadParameter("the query is empty")
     settings = _settings(index_dir)
-    result = search_fn(query, settings, k=k, progress=_first_run_progress(), on_rerank=_rerank_progress())
+    result = search_fn(query, settings, k=k, progress=first_run_progress(), on_rerank=rerank_progress())
     if as_json:
-        _print_json({"query": query, "answerable": result.answerable, "hits": [h.as_dict() for h in result.hits]}
+        print_json({"query": query, "answerable": result.answerable, "hits": [h.as_dict() for h in result.hits]}
                     | ({"searched_for": result.query} if result.typed else {}))
         return
     if result.typed:
@@ -488,9 +225,9 @@ def papers(
     """List the papers in the index."""
     from assistant.service.api import list_papers
 
-    items = list_papers(_settings(index_dir), progress=_first_run_progress())
+    items = list_papers(_settings(index_dir), progress=first_run_progress())
     if as_json:
-        _print_json([{"paper_id": p.id, "title": p.title, "source": p.source, "position": p.position,
+        print_json([{"paper_id": p.id, "title": p.title, "source": p.source, "position": p.position,
                       "title_derived": p.title_derived, "display_title": p.display_title, "url": p.url,
                       "authors": list(p.authors)} for p in items])
         return
@@ -515,9 +252,9 @@ def show(
     """Show one paper's full abstract and metadata."""
     from assistant.service.api import get_paper
 
-    p = get_paper(paper_id, _settings(index_dir), progress=_first_run_progress())
+    p = get_paper(paper_id, _settings(index_dir), progress=first_run_progress())
     if as_json:
-        _print_json({"paper_id": p.id, "title": p.title, "title_derived": p.title_derived,
+        print_json({"paper_id": p.id, "title": p.title, "title_derived": p.title_derived,
                      "display_title": p.display_title, "abstract": p.abstract,
                      "source": p.source, "position": p.position, "authors": list(p.authors), "url": p.url,
                      "urls": list(p.urls), "date": p.date, "keywords": list(p.keywords)})
@@ -528,7 +265,7 @@ def show(
     if p.authors:
         out.print(shown(", ".join(p.authors), one_line=True))
     if p.url:
-        out.print(_linked(p.url, p.url))
+        out.print(linked(p.url, p.url))
     out.print()
     out.print(shown(p.abstract))
 
@@ -543,15 +280,15 @@ def which(
     """Which / how many papers meet a criterion: checked against every paper, not just the top k."""
     from assistant.service.api import which as which_fn
 
-    result = which_fn(criterion, _settings(index_dir), progress=_first_run_progress())
+    result = which_fn(criterion, _settings(index_dir), progress=first_run_progress())
     if as_json:
-        _print_json(result.as_dict())
+        print_json(result.as_dict())
         return
-    _print_read_as(result.read_as)
+    print_read_as(result.read_as)
     out.print(f"[bold]{len(result.papers)}[/] paper{'s' if len(result.papers) != 1 else ''} match "
               f"[italic]{escape(criterion)}[/]" + (" (judged by the LLM)" if result.mode == "llm" else ""))
     for i, f in enumerate(result.papers, 1):
-        _print_paper(f"{i:>2}.", f.paper_id, f.title, f.evidence)
+        print_paper(f"{i:>2}.", f.paper_id, f.title, f.evidence)
 
 
 @app.command()
@@ -564,20 +301,20 @@ def summarize(
     """Overview of an area: its papers grouped into themes, each with its contribution, cited."""
     from assistant.service.api import summarize as summarize_fn
 
-    summary = summarize_fn(area, _settings(index_dir), progress=_first_run_progress())
+    summary = summarize_fn(area, _settings(index_dir), progress=first_run_progress())
     if as_json:
-        _print_json(summary.as_dict())
+        print_json(summary.as_dict())
         return
-    _print_read_as(summary.read_as)
+    print_read_as(summary.read_as)
     if summary.note:
         out.print(f"[yellow]{escape(summary.note)}[/]")
     elif summary.mode == "extractive" and summary.citations:
         out.print("[dim italic]Extractive overview (no LLM configured): verbatim sentences from the abstracts.[/]")
-    out.print(_markdown(summary.answer))
+    out.print(markdown(summary.answer))
     if summary.citations:
         out.print("\n[bold]Sources[/]")
         for c in summary.citations:
-            _print_paper(f"[{c.n}]", c.paper_id, c.title)
+            print_paper(f"[{c.n}]", c.paper_id, c.title)
 
 
 @app.command("map")
@@ -597,18 +334,18 @@ def map_cmd(
     from assistant.service.api import corpus_map
 
     busy = None if as_json else (lambda message: err.status(message, spinner="dots"))
-    cmap, path = corpus_map(query, _settings(index_dir), out_path, method, progress=_first_run_progress(), busy=busy)
+    cmap, path = corpus_map(query, _settings(index_dir), out_path, method, progress=first_run_progress(), busy=busy)
     if as_json:
-        _print_json({"out": str(path.resolve()), **cmap.as_dict()})
+        print_json({"out": str(path.resolve()), **cmap.as_dict()})
         return
     from rich.text import Text
 
     out.print(Text.assemble("Map of ", (f"{len(cmap.points):,}", "bold"), f" papers in {len(cmap.themes)} themes "
-                            "written to ", _linked(str(path), path.resolve().as_uri())))
+                            "written to ", linked(str(path), path.resolve().as_uri())))
     if query:
         if cmap.marked:
             for p in cmap.marked:
-                _print_paper(f"[{p.mark}]", p.paper_id, p.title)
+                print_paper(f"[{p.mark}]", p.paper_id, p.title)
         else:
             out.print("No paper in the index matches the query; nothing is highlighted.")
 
@@ -625,7 +362,7 @@ def remove(
 
     removed = remove_papers(paper_ids, _settings(index_dir))
     if as_json:
-        _print_json({"removed": removed})
+        print_json({"removed": removed})
     else:
         out.print(f"Removed {len(removed)} papers.")
 
@@ -646,16 +383,16 @@ def doctor(index_dir: IndexDir = None, as_json: JsonFlag = False,
         for line in report.get("unrepaired", []):
             out.print(f"[red]not repaired:[/] {escape(line)}")
     if as_json:
-        _print_json(report)
+        print_json(report)
     else:
         from rich.table import Table
 
-        from assistant.search.retrieve import DEFAULT_GATE
+        from assistant.service.api import default_gate
 
         cfg = Table(title="configuration", show_header=False)
         for key, value in report["config"].items():
             if key == "min_relevance" and value is None:
-                shown = f"calibrated ({DEFAULT_GATE})"
+                shown = f"calibrated ({default_gate()})"
             else:
                 shown = "[dim]unset[/]" if value is None else escape(str(value))
             cfg.add_row(key, shown)
@@ -681,25 +418,25 @@ def eval_cmd(
 
     if (file is None) == (beir is None):
         raise typer.BadParameter("give a question FILE or --beir DIR (one of them)")
-    emit = (lambda row: _print_json(row, indent=None)) if as_json else None
+    emit = (lambda row: print_json(row, indent=None)) if as_json else None
     if beir is not None:
         settings = _settings(index_dir)
         if index_dir is None and _GLOBAL.get("index_dir") is None and not os.environ.get("ASSISTANT_INDEX_DIR"):
             settings = _settings(Path("index_store") / "beir" / beir.resolve().name)
-        bar, asking = _BuildProgress(f"Indexing {beir.name}"), _eval_progress(beir.name)
+        bar, asking = BuildProgress(f"Indexing {beir.name}"), eval_progress(beir.name)
         try:
             summary = evaluate_beir(beir, settings, on_row=emit, progress=bar, on_question=asking)
         finally:
             bar.close()
             asking.close()
-        _render_summary(summary, as_json)
+        render_summary(summary, as_json)
         return
     items = load_questions(file)
     settings = _settings(index_dir)
-    asking = _eval_progress(file.name)
+    asking = eval_progress(file.name)
     try:
         report = evaluate_questions(items, settings, on_row=(lambda r: emit(public_row(r))) if emit else None,
-                                    progress=_first_run_progress(), on_question=asking)
+                                    progress=first_run_progress(), on_question=asking)
     finally:
         asking.close()
     summary = report.summary()
@@ -717,36 +454,7 @@ def eval_cmd(
             table.add_row(escape(str(r["id"])), escape(str(r["type"])), rank, str(r["answerable"]),
                           f"{ok}{escape(first)}[/]")
         out.print(table)
-    _render_summary(summary, as_json)
-
-
-def _render_summary(summary: dict, as_json: bool) -> None:
-    if as_json:
-        _print_json({"summary": summary}, indent=None)
-        return
-    from rich.table import Table
-
-    table = Table(title="summary")
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    for key, value in summary.items():
-        if isinstance(value, dict):
-            for sub, vals in value.items():
-                table.add_row(escape(f"  {sub}"), escape("  ".join(f"{k}={v}" for k, v in vals.items())))
-        else:
-            table.add_row(escape(str(key)), "-" if value is None else escape(str(value)))
-    out.print(table)
-
-
-CHAT_HELP = """Follow-ups can name the last answer's sources: "how does the second one do it?", "compare [1] and [3]".
-Commands:
-  /sources   show the sources of the last answer
-  /show N    the full abstract of source N of the last answer
-  /save FILE save the conversation (.md transcript, .bib citations, .json evidence); --force overwrites
-  /filter X  only search papers from source file X (source:NAME) or containing keyword X; /filter off
-  /clear     forget the conversation
-  /help      this help
-  /exit      leave (Ctrl-D works too)"""
+    render_summary(summary, as_json)
 
 
 @app.command()
@@ -758,140 +466,13 @@ def chat(
     list_chats: Annotated[bool, typer.Option("--list", help="List saved conversations and exit.")] = False,
 ):
     """Talk through a topic: follow-up questions use the earlier turns; conversations are saved."""
-    from assistant.chat.history import ChatStore
+    from assistant.cli import repl
 
     settings = _settings(index_dir)
-    store = ChatStore(settings.index_dir)
     if list_chats:
-        rows = store.list()
-        for r in rows:
-            out.print(f"[green]{escape(str(r['id']))}[/]  {escape(str(r['updated']))}  {r['turns']:>3} turns  "
-                      f"{escape(r['title'] or '(empty)', one_line=True)}")
-        if not rows:
-            out.print("[dim]No saved conversations.[/]")
+        repl.list_chats(settings)
         return
-    from assistant.service.api import conversation
-    from assistant.chat.conversation import Turn
-
-    cid = chat_id or (store.latest() if resume else None)
-    previous = store.load(cid) if cid else []
-    if resume and cid is None:
-        err.print("[dim]No saved conversation to continue; starting a new one.[/]")
-    conv = conversation(settings, progress=_first_run_progress(), on_rerank=_rerank_progress())
-    conv.turns = [Turn(a.question, a) for a in previous]
-    cid = cid or store.new()
-    interactive = sys.stdin.isatty()
-    if interactive:
-        mode = f"LLM: {settings.model}" if settings.llm_enabled else "extractive (no LLM configured)"
-        out.print(f"[bold]assistant chat[/] {escape(cid)} — {conv.retriever.index.count()} papers, {escape(mode)}. "
-                  "/help for commands.")
-        for t in conv.turns[-2:]:
-            out.print(f"[dim]> {escape(t.question, one_line=True)}[/]")
-    for line in _read_lines(interactive):
-        line = line.strip()
-        if not line:
-            continue
-        if line.startswith("/"):
-            cmd = line.split()[0].lower()
-            if cmd in {"/exit", "/quit"}:
-                break
-            if cmd == "/help":
-                out.print(CHAT_HELP)
-            elif cmd == "/clear":
-                conv.clear()
-                store.clear(cid)
-                out.print("[dim]Conversation cleared.[/]")
-            elif cmd == "/save":
-                arg = line.split(maxsplit=1)[1].strip() if len(line.split(maxsplit=1)) > 1 else ""
-                force = arg.endswith(" --force")
-                arg = arg.removesuffix(" --force").strip()
-                if not arg:
-                    out.print("[yellow]Usage: /save FILE.md|FILE.bib|FILE.json [--force][/]")
-                elif not conv.turns:
-                    out.print("[dim]Nothing to save yet.[/]")
-                else:
-                    try:
-                        _save([t.answer for t in conv.turns], Path(arg).expanduser(), settings, force)
-                    except AssistantError as exc:
-                        err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
-            elif cmd == "/show":
-                arg = line.split(maxsplit=1)[1].strip() if len(line.split(maxsplit=1)) > 1 else ""
-                sources = conv.last.answer.sources if conv.last else []
-                if not arg.isdigit() or not 1 <= int(arg) <= len(sources):
-                    out.print(f"[yellow]Usage: /show N with N between 1 and {len(sources)}[/]" if sources
-                              else "[dim]No answer yet.[/]")
-                else:
-                    p = conv.retriever.index.get_paper(sources[int(arg) - 1].paper_id)
-                    out.print(f"[bold]{shown(p.title, one_line=True)}[/] [green]{escape(p.id, one_line=True)}[/]\n"
-                              f"{shown(p.abstract)}")
-            elif cmd == "/filter":
-                arg = line.split(maxsplit=1)[1].strip() if len(line.split(maxsplit=1)) > 1 else ""
-                if not arg:
-                    n = len(conv.retriever.allowed) if conv.retriever.allowed is not None else None
-                    out.print(f"[dim]Filter: {n} papers.[/]" if n is not None else "[dim]No filter.[/]")
-                else:
-                    try:
-                        n = conv.retriever.set_filter(arg)
-                        out.print(f"[dim]Searching {n} papers" + ("" if arg.lower() == "off" else
-                                                                  f" matching {escape(arg)}") + ".[/]")
-                    except AssistantError as exc:
-                        err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
-            elif cmd == "/sources":
-                if conv.last:
-                    render_sources(conv.last.answer)
-                else:
-                    out.print("[dim]No answer yet.[/]")
-            else:
-                out.print(f"[yellow]Unknown command {escape(cmd)}.[/] /help lists them.")
-            continue
-        if not interactive:
-            out.print(f"[bold]> {escape(line)}[/]")
-        stream = _streamer() if settings.llm_enabled else None
-        try:
-            answer = conv.ask(line, on_token=stream)
-        except LLMError as exc:  # the LLM failed this turn: say so in one line, and answer it offline instead
-            if stream:
-                stream.close()
-            err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
-            out.print("[yellow]Answered without the LLM instead:[/]")
-            stream, answer = None, conv.ask_offline(line)
-        except AssistantError as exc:
-            if stream:
-                stream.close()
-            if not interactive:  # a script's failed turn ends it (reported once, by handle_errors)
-                raise
-            # one failed turn (say, the LLM is down) must not end an interactive session
-            err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
-            continue
-        if stream:
-            stream.close(answer.text)
-        store.add_turn(cid, answer)
-        render_answer(answer, streamed=bool(stream and stream.used))
-        out.print()
-
-
-def _read_lines(interactive: bool):
-    if not interactive:
-        for line in sys.stdin:
-            yield line
-        return
-    try:
-        from prompt_toolkit import PromptSession
-        from prompt_toolkit.history import FileHistory
-
-        hist = Path(os.environ.get("ASSISTANT_HISTORY_FILE", Path.home() / ".assistant_history"))
-        session = PromptSession(history=FileHistory(str(hist)))
-        prompt = session.prompt
-    except Exception:  # no usable terminal for prompt_toolkit: plain input() with readline
-        prompt = input
-    while True:
-        try:
-            yield prompt("assistant> ")
-        except KeyboardInterrupt:  # as in a shell: Ctrl-C drops the half-typed line, Ctrl-D or /exit leaves
-            out.print("[dim](Ctrl-D or /exit to leave)[/]")
-        except EOFError:
-            out.print()
-            return
+    repl.run(settings, resume, chat_id, progress=first_run_progress(), on_rerank=rerank_progress())
 
 
 def main() -> None:

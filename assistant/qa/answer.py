@@ -23,7 +23,6 @@ from assistant.text.safetext import inert_citations
 from assistant.text.sentences import split_sentences
 
 CITATION_RE = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
-EXTRACTIVE_LABEL = "Extractive answer (no LLM configured): verbatim sentences from the abstracts."
 INCOMPLETE_MARK = "[answer incomplete: the LLM stream stopped early]"
 LENGTH_MARK = "[answer cut at {n} tokens: raise ASSISTANT_MAX_TOKENS for longer answers]"
 #: How many papers a question's decisions read: an area answer lists up to this many.

@@ -69,7 +69,7 @@ def defined_acronyms(text: str) -> set[str]:
 def paper_names(paper) -> set[str]:
     """A paper's names, read from its abstract (a title's capitals say nothing; LaTeX made plain), the acronyms it
     defines, and name-form words of its title."""
-    from assistant.text.corpus import readable
+    from assistant.text.latex import readable
 
     abstract = readable(paper.abstract)
     return names_in(abstract) | defined_acronyms(abstract) | {w for w in _TOKEN.findall(paper.title) if _name_form(w)}

@@ -377,7 +377,7 @@ _QUOTED = re.compile(r"(?:^|(?<=[\s(]))(?:[\"“‘']|``)([^\"”’'`\n]{3,80}?
 
 def _plain(text: str) -> str:
     """Lower case, LaTeX and quote marks gone, one space: what a quoted phrase is matched against."""
-    from assistant.text.corpus import readable
+    from assistant.text.latex import readable
 
     return " ".join(re.sub(r"[^\w\s-]", " ", readable(text).lower()).split())
 

@@ -1,4 +1,5 @@
-"""The library functions the CLI calls: one per command."""
+"""The service layer: one function per user action, and what the terminal needs to show corpus and model text
+safely. The CLI imports nothing else of the package."""
 
 from __future__ import annotations
 
@@ -6,14 +7,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant.config import Settings
+from assistant.prompts import EXTRACTIVE_LABEL
 from assistant.text.corpus import Paper, ParseReport, load_papers
+from assistant.text.latex import readable
+from assistant.text.safetext import clip, for_terminal, json_for_terminal
 from assistant.store.index import Progress
 from assistant.store.ingest import IngestReport, ingest
 from assistant.store.opening import open_index
 
+__all__ = [
+    "ingest_paths", "retriever", "search", "ask", "conversation", "chat_store", "list_papers", "get_paper",
+    "remove_papers", "doctor", "which", "summarize", "corpus_map", "check_save_target", "save_answers",
+    "storage_error", "default_gate",
+    # for showing corpus and model text: LaTeX made readable, made inert for a terminal, cut at a word
+    "EXTRACTIVE_LABEL", "readable", "for_terminal", "json_for_terminal", "clip",
+]
+
 if TYPE_CHECKING:  # imported where used: `papers` and `show` need none of them (~0.3 s CPU)
-    from assistant.qa.answer import Answer
+    from assistant.chat.history import ChatStore
     from assistant.chat.conversation import Conversation
+    from assistant.errors import AssistantError
+    from assistant.qa.answer import Answer
     from assistant.search.retrieve import Retrieval, Retriever
 
 
@@ -62,11 +76,50 @@ def ask(question: str, settings: Settings, on_token=None, progress: Progress | N
     return answer_question(retriever(settings, progress, on_rerank), question, settings, on_token=on_token)
 
 
-def conversation(settings: Settings, progress: Progress | None = None,
-                 on_rerank: Progress | None = None) -> Conversation:
+def conversation(settings: Settings, progress: Progress | None = None, on_rerank: Progress | None = None,
+                 previous: list[Answer] | None = None) -> Conversation:
+    """A chat conversation; ``previous``: the answers of a saved one, resumed."""
     from assistant.chat.conversation import Conversation
 
-    return Conversation(retriever(settings, progress, on_rerank), settings)
+    conv = Conversation(retriever(settings, progress, on_rerank), settings)
+    conv.resume(previous or [])
+    return conv
+
+
+def chat_store(settings: Settings) -> ChatStore:
+    """The saved conversations of this index."""
+    from assistant.chat.history import ChatStore
+
+    return ChatStore(settings.index_dir)
+
+
+def check_save_target(path: Path, force: bool = False) -> str:
+    """The format ``path`` would be saved in; refused (InputError) before any work when it cannot be."""
+    from assistant.qa.export import check_target
+
+    return check_target(path, force)
+
+
+def save_answers(answers: list[Answer], path: Path, settings: Settings, force: bool = False) -> str:
+    """Write answers as a .md transcript, .bib of cited papers or .json evidence record; the format written."""
+    from assistant.qa.export import save
+    from assistant.store.index import Index
+
+    return save(path, answers, Index(settings).all_papers(), settings, force=force)
+
+
+def storage_error(exc: BaseException, settings: Settings) -> AssistantError | None:
+    """A storage library's exception (Chroma, SQLite, the file system) as our one-line error, or None."""
+    from assistant.store.integrity import translate
+
+    return translate(exc, settings)
+
+
+def default_gate() -> float:
+    """The relevance gate used when ASSISTANT_MIN_RELEVANCE is unset."""
+    from assistant.search.retrieve import DEFAULT_GATE
+
+    return DEFAULT_GATE
 
 
 def list_papers(settings: Settings, progress: Progress | None = None) -> list[Paper]:
@@ -105,9 +158,9 @@ def doctor(settings: Settings, repair: bool = False) -> dict:
             report["checks"].append({"check": name, "ok": True, "detail": detail,
                                      "ms": round((time.perf_counter() - started) * 1000)})
         except Exception as exc:  # doctor reports every failure instead of stopping at the first
-            from assistant.qa.llm import _scrub
+            from assistant.endpoint import scrub
 
-            report["checks"].append({"check": name, "ok": False, "detail": _scrub(str(exc), settings),
+            report["checks"].append({"check": name, "ok": False, "detail": scrub(str(exc), settings),
                                      "ms": round((time.perf_counter() - started) * 1000)})
 
     def index_check():

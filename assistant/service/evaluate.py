@@ -173,7 +173,8 @@ def load_beir(directory: Path) -> tuple[list[dict], dict[str, str], dict[str, di
 
 
 def beir_papers(corpus: list[dict]):
-    from assistant.text.corpus import Paper, normalise_space
+    from assistant.text.corpus import Paper
+    from assistant.text.titles import normalise_space
 
     out = []
     for i, rec in enumerate(corpus, 1):

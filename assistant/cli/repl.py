@@ -1,0 +1,182 @@
+"""The chat prompt: reads lines (prompt_toolkit when interactive), runs slash commands, asks the conversation."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from assistant.cli.render import err, escape, out, render_answer, render_sources, save, shown, streamer
+from assistant.errors import AssistantError, LLMError
+
+
+CHAT_HELP = """Follow-ups can name the last answer's sources: "how does the second one do it?", "compare [1] and [3]".
+Commands:
+  /sources   show the sources of the last answer
+  /show N    the full abstract of source N of the last answer
+  /save FILE save the conversation (.md transcript, .bib citations, .json evidence); --force overwrites
+  /filter X  only search papers from source file X (source:NAME) or containing keyword X; /filter off
+  /clear     forget the conversation
+  /help      this help
+  /exit      leave (Ctrl-D works too)"""
+
+
+def list_chats(settings) -> None:
+    """``chat --list``: the saved conversations, newest first."""
+    from assistant.service.api import chat_store
+
+    rows = chat_store(settings).list()
+    for r in rows:
+        out.print(f"[green]{escape(str(r['id']))}[/]  {escape(str(r['updated']))}  {r['turns']:>3} turns  "
+                  f"{escape(r['title'] or '(empty)', one_line=True)}")
+    if not rows:
+        out.print("[dim]No saved conversations.[/]")
+
+
+def run(settings, resume: bool = False, chat_id: str | None = None, progress=None, on_rerank=None) -> None:
+    """A chat session: a new conversation, or a saved one resumed; every answered turn is saved."""
+    from assistant.service.api import chat_store, conversation
+
+    store = chat_store(settings)
+    cid = chat_id or (store.latest() if resume else None)
+    previous = store.load(cid) if cid else []
+    if resume and cid is None:
+        err.print("[dim]No saved conversation to continue; starting a new one.[/]")
+    conv = conversation(settings, progress=progress, on_rerank=on_rerank, previous=previous)
+    cid = cid or store.new()
+    interactive = sys.stdin.isatty()
+    if interactive:
+        mode = f"LLM: {settings.model}" if settings.llm_enabled else "extractive (no LLM configured)"
+        out.print(f"[bold]assistant chat[/] {escape(cid)} — {conv.paper_count()} papers, {escape(mode)}. "
+                  "/help for commands.")
+        for t in conv.turns[-2:]:
+            out.print(f"[dim]> {escape(t.question, one_line=True)}[/]")
+    for line in _read_lines(interactive):
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("/"):
+            if not _command(line, conv, store, cid, settings):
+                break
+            continue
+        if not interactive:
+            out.print(f"[bold]> {escape(line)}[/]")
+        answer = _turn(conv, line, settings, interactive)
+        if answer is not None:
+            store.add_turn(cid, answer)
+            out.print()
+
+
+def _turn(conv, line: str, settings, interactive: bool):
+    """One question asked and rendered; None when it failed in an interactive session (which goes on)."""
+    stream = streamer() if settings.llm_enabled else None
+    try:
+        answer = conv.ask(line, on_token=stream)
+    except LLMError as exc:  # the LLM failed this turn: say so in one line, and answer it offline instead
+        if stream:
+            stream.close()
+        err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
+        out.print("[yellow]Answered without the LLM instead:[/]")
+        stream, answer = None, conv.ask_offline(line)
+    except AssistantError as exc:
+        if stream:
+            stream.close()
+        if not interactive:  # a script's failed turn ends it (reported once, by handle_errors)
+            raise
+        # one failed turn (say, the LLM is down) must not end an interactive session
+        err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
+        return None
+    if stream:
+        stream.close(answer.text)
+    render_answer(answer, streamed=bool(stream and stream.used))
+    return answer
+
+
+def _command(line: str, conv, store, cid: str, settings) -> bool:
+    """Run one slash command; False when it ends the session."""
+    cmd, _, arg = line.partition(" ")
+    cmd, arg = cmd.lower(), arg.strip()
+    if cmd in {"/exit", "/quit"}:
+        return False
+    if cmd == "/help":
+        out.print(CHAT_HELP)
+    elif cmd == "/clear":
+        conv.clear()
+        store.clear(cid)
+        out.print("[dim]Conversation cleared.[/]")
+    elif cmd == "/save":
+        _save_command(arg, conv, settings)
+    elif cmd == "/show":
+        _show_command(arg, conv)
+    elif cmd == "/filter":
+        _filter_command(arg, conv)
+    elif cmd == "/sources":
+        if conv.last:
+            render_sources(conv.last.answer)
+        else:
+            out.print("[dim]No answer yet.[/]")
+    else:
+        out.print(f"[yellow]Unknown command {escape(cmd)}.[/] /help lists them.")
+    return True
+
+
+def _save_command(arg: str, conv, settings) -> None:
+    force = arg.endswith(" --force")
+    arg = arg.removesuffix(" --force").strip()
+    if not arg:
+        out.print("[yellow]Usage: /save FILE.md|FILE.bib|FILE.json [--force][/]")
+    elif not conv.turns:
+        out.print("[dim]Nothing to save yet.[/]")
+    else:
+        try:
+            save([t.answer for t in conv.turns], Path(arg).expanduser(), settings, force)
+        except AssistantError as exc:
+            err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
+
+
+def _show_command(arg: str, conv) -> None:
+    sources = conv.last.answer.sources if conv.last else []
+    if not arg.isdigit() or not 1 <= int(arg) <= len(sources):
+        out.print(f"[yellow]Usage: /show N with N between 1 and {len(sources)}[/]" if sources
+                  else "[dim]No answer yet.[/]")
+        return
+    p = conv.paper(sources[int(arg) - 1].paper_id)
+    out.print(f"[bold]{shown(p.title, one_line=True)}[/] [green]{escape(p.id, one_line=True)}[/]\n"
+              f"{shown(p.abstract)}")
+
+
+def _filter_command(arg: str, conv) -> None:
+    if not arg:
+        n = conv.filter_size()
+        out.print(f"[dim]Filter: {n} papers.[/]" if n is not None else "[dim]No filter.[/]")
+        return
+    try:
+        n = conv.set_filter(arg)
+        out.print(f"[dim]Searching {n} papers" + ("" if arg.lower() == "off" else f" matching {escape(arg)}") + ".[/]")
+    except AssistantError as exc:
+        err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
+
+
+def _read_lines(interactive: bool):
+    if not interactive:
+        for line in sys.stdin:
+            yield line
+        return
+    try:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.history import FileHistory
+
+        hist = Path(os.environ.get("ASSISTANT_HISTORY_FILE", Path.home() / ".assistant_history"))
+        session = PromptSession(history=FileHistory(str(hist)))
+        prompt = session.prompt
+    except Exception:  # no usable terminal for prompt_toolkit: plain input() with readline
+        prompt = input
+    while True:
+        try:
+            yield prompt("assistant> ")
+        except KeyboardInterrupt:  # as in a shell: Ctrl-C drops the half-typed line, Ctrl-D or /exit leaves
+            out.print("[dim](Ctrl-D or /exit to leave)[/]")
+        except EOFError:
+            out.print()
+            return
+

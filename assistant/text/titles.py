@@ -1,0 +1,228 @@
+"""Titles for abstracts that come without one: the name the abstract introduces (``Qronos: ...``), else a short
+noun phrase; never a sentence cut mid-phrase."""
+
+from __future__ import annotations
+
+import re
+
+from assistant.text.latex import readable
+
+MAX_TITLE = 90
+
+
+def normalise_space(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+_INTRO_RE = re.compile(
+    r"\b(?:we|this paper|this work|here we)\s+(?:\w+\s+){0,2}?"
+    r"(?:propose|introduce|present|develop|design|release|construct|curate|call|dub|term)s?d?\b", re.I)
+_WORD = r"[A-Z][\w.]*(?:[\-–][\w.]+)*"
+_NAMED = re.compile(
+    r"^\W*(?:a\s+(?:[\w\-]+\s+){0,6}?(?:called|named|dubbed|termed)\s+)?[*_`\\{]*(?:\\(?:emph|textbf|textsc)\{)?"
+    r"(" + _WORD + r"(?:\s" + _WORD + r"){0,3})[*_`}]*"
+    r"\s*(?:\([^)]{1,60}\))?\s*(?:,|:|—|---|--|–)\s*((?:a|an|the)\b[^.;:]{5,120})?"
+)
+_CALLED = re.compile(r"\b(?:called|named|dubbed|termed)\s+[*_`\\{]*(?:\\(?:emph|textbf|textsc)\{)?(" + _WORD + r")")
+_ABBR = re.compile(r"\((?:\*\*)?([A-Z][A-Za-z0-9\-–]*[A-Z0-9][A-Za-z0-9\-–]*)(?:\*\*)?\)")
+_SMALL = {"of", "for", "and", "in", "with", "to", "the", "via", "on", "a", "an", "by", "from"}
+#: Capitalised words that open a sentence's object without naming anything.
+_NOT_NAMES = {"a", "an", "the", "this", "these", "our", "we", "in", "it", "to", "first", "novel", "new", "two",
+              "three", "several", "both", "each", "such", "here", "there", "they", "its", "their"}
+
+
+def _distinctive(name: str) -> bool:
+    """A coined name, not a sentence-initial word: CamelCase, ALLCAPS, digits or hyphens."""
+    core = name.split()[0] if name.split() else ""
+    if len(core) < 2:
+        return False
+    if core.lower() in {"a", "an", "the", "this", "these", "our", "we", "in", "it", "to", "first", "novel", "new"}:
+        return False
+    inner_caps = any(c.isupper() for c in core[1:])
+    return inner_caps or any(c.isdigit() for c in core) or "-" in core or core.isupper()
+
+
+def _clean_name(text: str) -> str:
+    text = re.sub(r"\\(?:emph|textbf|textsc|textit)\{([^}]*)\}", r"\1", text)
+    text = re.sub(r"[*_`{}]", "", text)
+    text = text.replace('\\"u', "ü").replace("\\", "")
+    return normalise_space(text).strip(" ,;:-–")
+
+
+def _cut(text: str, limit: int = MAX_TITLE) -> str:
+    text = normalise_space(text)
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:-–")
+    return cut + "…"
+
+
+def _expansion(before: str, abbr: str) -> str | None:
+    """The words right before ``(ABBR)`` that it abbreviates, e.g. ``Mixture-of-Thought`` for MoT."""
+    words = _clean_name(before).split()[-10:]
+    letters = [c.lower() for c in abbr if c.isalpha()]
+    if not letters or not words:
+        return None
+    for k in range(1, len(words) + 1):
+        cand = words[-k:]
+        if cand[0].lower() in _SMALL or not cand[0][0].isalpha() or cand[0][0].lower() != letters[0]:
+            continue
+        parts = [w for w in re.split(r"[\s\-–]+", " ".join(cand)) if w]
+        if len(parts) < 2:
+            continue
+        # every letter of ABBR, in order, inside the words; most words must start with one of them
+        joined, pos, ok = "".join(parts).lower(), 0, True
+        for c in letters:
+            pos = joined.find(c, pos)
+            if pos < 0:
+                ok = False
+                break
+            pos += 1
+        initials = sum(1 for part in parts if part[0].lower() in letters)
+        if ok and initials >= min(len(letters), len(parts)) * 0.6:
+            return " ".join(cand)
+    return None
+
+
+#: Where a noun phrase ends: a relative clause, an apposition, a participle, a new clause.
+_PHRASE_END = re.compile(r"\s+(?:that|which|where|whereby|wherein|who|whose|while|whereas|but|thereby|so that|"
+                         r"designed|trained|built|grounded|tailored|centered|spanning|consisting|comprising|allowing|"
+                         r"enabling|using|leading)\b"
+                         r"|\s+and\s+(?:show|shows|demonstrate|find|prove|evaluate|use|apply|analy[sz]e|release|"
+                         r"provide|establish|study|investigate|introduce|propose|present)\b"
+                         r"|\s*[,;:]|\s+[-–—]+\s|---|\s+\[|\s*—")
+#: A word that may open a list of modifiers ("fine-grained, identity-preserving ...").
+_LIST_WORD = re.compile(r"^[a-z]+(?:-[a-z]+)+$|^[a-z]+(?:ed|al|ive|ing|ic|ous|ent|able|ful)$")
+_PREPOSITIONS = {"of", "for", "in", "with", "via", "on", "by", "from"}
+#: Words that open a subordinate clause, not the sentence's subject ("While X has ..., Y ...").
+_SUBORDINATE = {"while", "although", "though", "despite", "under", "as", "since", "when", "with", "in", "given",
+                "because", "whereas", "unlike", "beyond", "for", "to", "after", "before", "through", "by", "if"}
+#: Verbs that end the subject of an abstract's first sentence ("Sequence modeling | is dominated by ...").
+_VERB = re.compile(r"\s(?:is|are|was|were|has|have|had|can|could|may|remains?|aims?|seeks?|offers?|achieves?|"
+                   r"exhibits?|leverages?|requires?|lacks?|measures?|faces?|struggles?|suffers?|relies|rely|enables?|"
+                   r"shows?|demonstrates?|excels?|plays?|learns?|provides?|poses?|yields?|allows?|depends?|"
+                   r"involves?|typically|often|increasingly|usually)\b")
+#: Words a title may not end on: the phrase would read as cut.
+_DANGLING = _SMALL | {"and", "or", "as", "at", "that", "which", "is", "are", "such", "its", "their", "both",
+                      "between", "into", "over", "under", "without", "across", "using", "toward", "towards"}
+
+
+def _phrase(text: str, limit: int = MAX_TITLE) -> str:
+    """``text`` up to where its first noun phrase ends, shortened by whole trailing prepositional phrases
+    until it fits ``limit``; never ends on a preposition, article or conjunction. Empty when nothing fits."""
+    text = normalise_space(text)[: 3 * limit]  # a phrase longer than that is cut anyway; each step below is O(n)
+    m = _PHRASE_END.search(text)
+    words = (text[: m.start()] if m else text).rstrip(" .").split()
+
+    def last_preposition():
+        return max((i for i, w in enumerate(words[:-1]) if i > 1 and w.lower() in _PREPOSITIONS), default=None)
+
+    # before a comma the words may be the first of a list ("for fine-grained, identity-preserving ..."):
+    # the prepositional phrase they end is dropped whole
+    if m and m.group().strip() == "," and last_preposition() and _LIST_WORD.search(words[-1]):
+        words = words[: last_preposition()]
+    while words and (len(" ".join(words)) > limit or words[-1].lower() in _DANGLING):
+        cut = last_preposition()
+        words = words[:cut] if cut and len(" ".join(words)) > limit else words[:-1]
+        while words and words[-1].lower() in _DANGLING:
+            words = words[:-1]
+    return " ".join(words)
+
+
+def _named(name: str, desc: str | None) -> str:
+    """``Name: a description`` cut to a whole phrase, or the name alone."""
+    desc = _phrase(desc or "", MAX_TITLE - len(name) - 2) if desc else ""
+    return f"{name}: {desc}" if len(desc.split()) >= 2 else _cut(name)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def readable_title(abstract: str) -> str:
+    """The title an untitled abstract is shown and exported with.
+
+    The name the abstract introduces, with what it is (``Mixture-of-Thought (MoT)``, ``Qronos: a new
+    post-training quantization algorithm``), else the noun phrase of what it proposes (``A multi-stage pipeline
+    for scalable data filtering``), else the subject of its first sentence (``Combining diverse foundation
+    models``), else that sentence's first clause: never a sentence cut mid-phrase.
+    """
+    text = normalise_space(readable(abstract))
+    fallback = ""
+    for sentence in _introducing(text):
+        if abbreviated := _abbreviated(sentence):
+            return abbreviated
+        m = _NAMED.search(sentence)
+        if m:
+            name = _clean_name(m.group(1))
+            # "We introduce Qronos---a new ...": a capitalised word right after the verb, then what it is,
+            # is a name even when it is not written like one
+            if _distinctive(name) or (m.group(2) and m.start(1) <= 2 and len(name.split()) == 1
+                                      and name.lower() not in _NOT_NAMES):
+                return _named(name, m.group(2))
+        if not fallback and re.match(r"\s*(?:a|an|the|two|three|new|novel)\b", sentence, re.I):
+            phrase = _phrase(_clean_name(sentence))
+            if len(phrase.split()) >= 4:  # "a novel approach" says nothing a title should
+                fallback = _capital(phrase)
+    m = _CALLED.search(text)
+    if m and _distinctive(_clean_name(m.group(1))):
+        return _cut(_clean_name(m.group(1)))
+    if fallback:
+        return fallback
+    first = _clean_name(re.split(r"(?<=[.!?])\s+(?=[A-Z\\(])", text, maxsplit=1)[0])
+    we = re.match(r"(?:we|this paper|this work)\s+[a-z]+\s+(?=(?:the|a|an)\s)", first, re.I)
+    if we and len(_phrase(first[we.end():]).split()) >= 3:  # "We uncover the hidden lattice geometry of ..."
+        return _capital(_phrase(first[we.end():]))
+    clauses = [first]
+    if first.split(" ", 1)[0].lower() in _SUBORDINATE and "," in first:  # "While X has ..., its Y ...": X, else Y
+        clauses = [first.split(" ", 1)[1], first.split(",", 1)[1].strip()]
+    for clause in clauses:
+        verb = _VERB.search(clause)
+        subject = clause[: verb.start()] if verb else ""
+        if 2 <= len(subject.split()) <= 12 and "," not in subject and "—" not in subject:
+            return _capital(_phrase(subject) or subject)
+    return _capital(_phrase(first)) or _cut(first) or "(untitled)"
+
+
+def _introducing(text: str):
+    """What follows each "we introduce / propose ..." of a text, to the end of its sentence."""
+    for intro in _INTRO_RE.finditer(text):
+        yield re.split(r"(?<=[.!?])\s+(?=[A-Z])", text[intro.end():], maxsplit=1)[0]
+
+
+def _abbreviated(sentence: str) -> str | None:
+    """"Long Name (LN)" when an introducing sentence's object is a name it abbreviates, else None."""
+    m = _ABBR.search(sentence[:200])
+    if not m:
+        return None
+    long_name = _expansion(sentence[: m.start()], m.group(1))
+    # the introduced thing itself: starts the sentence's object, or is a capitalised name near it
+    at = sentence.find(long_name) if long_name else -1
+    if long_name and (at <= 5 or (at <= 40 and long_name[0].isupper())):
+        return _cut(f"{long_name} ({m.group(1)})")
+    return None
+
+
+def derive_title(abstract: str) -> str:
+    """The title an untitled abstract is stored, searched and matched with (``Paper.title``).
+
+    Kept as it was: the gate, name matching and follow-up queries read ``Paper.title``, so changing it would
+    change answers (a shorter title moved 3 terse queries); people see :func:`readable_title` instead.
+
+    The named method/model/benchmark the abstract introduces (``Mixture-of-Thought (MoT)``,
+    ``OpenAgentSafety: a comprehensive and modular framework ...``), else its first sentence cut at ~90 chars.
+    """
+    text = normalise_space(abstract)
+    for sentence in _introducing(text):
+        if abbreviated := _abbreviated(sentence):
+            return abbreviated
+        m = _NAMED.search(sentence)
+        if m and _distinctive(_clean_name(m.group(1))):
+            name = _clean_name(m.group(1))
+            desc = normalise_space(m.group(2) or "")
+            return _cut(f"{name}: {desc}" if desc else name)
+    m = _CALLED.search(text)
+    if m and _distinctive(_clean_name(m.group(1))):
+        return _cut(_clean_name(m.group(1)))
+    first = re.split(r"(?<=[.!?])\s+(?=[A-Z\\(])", text, maxsplit=1)[0]
+    return _cut(_clean_name(first)) or _cut(first) or "(untitled)"
