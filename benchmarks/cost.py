@@ -33,7 +33,6 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -154,10 +153,10 @@ def rerank(index_dir: Path, label: str, variants: list[tuple[str, dict]]) -> dic
     for name, overrides in variants:
         overrides = dict(overrides)
         Retriever.rerank_passage = overrides.pop("passage", "chunk")
-        settings = replace(base, **overrides)
+        settings = base.replace(**overrides)
         read = {"passages": 0, "searches": 0}
-        if settings.rerank != "off":
-            model = rerank_mod.reranker(settings.rerank)
+        if settings.search.rerank != "off":
+            model = rerank_mod.reranker(settings.search.rerank)
             scores = type(model).scores
 
             def counted(question, passages, progress=None, model=model, scores=scores, read=read):
@@ -175,7 +174,7 @@ def rerank(index_dir: Path, label: str, variants: list[tuple[str, dict]]) -> dic
             last[0] = now
 
         summary = evaluate_questions(items, settings, on_question=timed).summary()
-        if settings.rerank != "off":
+        if settings.search.rerank != "off":
             del model.scores
         out[name] = {"R@1": summary["R@1"], "R@5": summary["R@5"], "MRR": summary["MRR"],
                      "single_gold": summary["single_gold"], "reranked_searches": read["searches"],

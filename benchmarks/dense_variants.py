@@ -122,7 +122,7 @@ def main() -> int:
         if not (index_dir / "manifest.json").exists():
             print(f"skipping {name}: no index at {index_dir} (run benchmarks/retrieval.py first)", file=sys.stderr)
             continue
-        settings = Settings.from_env(index_dir=index_dir, llm="off", rerank="off")
+        settings = Settings.from_env(index_dir=index_dir, llm_mode="off", rerank="off")
         for v in args.variants.split(","):
             variant[0] = v
             if name == "scifact":

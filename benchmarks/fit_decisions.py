@@ -120,7 +120,7 @@ def exemplar_rows(index_dir: Path) -> list[dict]:
 
     path = HERE.parent / "assistant" / "data" / "intent_exemplars.jsonl"
     items = [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
-    r = retriever(Settings(index_dir=index_dir, llm="off", rerank="off"))
+    r = retriever(Settings(index_dir=index_dir, llm_mode="off", rerank="off"))
     return [{"question": it["question"], "type": "area" if it["intent"] == "area" else "lookup",
              "file": "intent_exemplars", "qvec": r.embed_query(it["question"]).tolist(),
              "n_terms": len(decide.topical(it["question"]))} for it in items]
@@ -171,7 +171,7 @@ def main() -> int:
         cached = json.loads(args.signals_cache.read_text())
         rows, framing_list = cached["rows"], cached["framing"]
     else:
-        settings = bundled_index(args.index_dir, llm="off", rerank="off")
+        settings = bundled_index(args.index_dir, llm_mode="off", rerank="off")
         items = [it for f in files for it in items_of(f)]
         labels = [json.loads(line) for line in (HERE / "data" / "which_labels.jsonl").read_text().splitlines()
                   if line.strip()]

@@ -33,7 +33,7 @@ def arxiv300_index(work: Path, **overrides):
     from assistant.store.ingest import ingest
 
     settings = Settings(index_dir=work / "arxiv300", **overrides)
-    if not (settings.index_dir / "manifest.json").exists():
+    if not (settings.index.dir / "manifest.json").exists():
         ingest(load_papers([DATA / "arxiv300.jsonl"])[0], settings)
     return settings
 
@@ -83,7 +83,7 @@ def main() -> int:
     ap.add_argument("--label", default="current", help="the name this run is kept under in the JSON")
     ap.add_argument("--work", type=Path, default=HERE / ".work", help="where the indexes are built")
     args = ap.parse_args()
-    overrides = dict(llm="off", rerank="off")
+    overrides = dict(llm_mode="off", rerank="off")
     started = time.process_time()
     results = {
         "heldout_iclr (95 papers)": score(DATA / "heldout_iclr.jsonl", bundled_index(args.work / "iclr95", **overrides)),

@@ -47,7 +47,7 @@ def main() -> int:
     from assistant.store.index import Index
     from assistant.search.retrieve import Retriever
 
-    settings = bundled_index(args.index_dir, llm="off")
+    settings = bundled_index(args.index_dir, llm_mode="off")
     retriever = Retriever(Index(settings), settings)
     names = paper_names(retriever)
     rows, misses = [], []

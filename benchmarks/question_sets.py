@@ -60,10 +60,10 @@ def main() -> int:
     from assistant.config import Settings
 
     files = question_files(args.shared)
-    results = {"bundled_95": score(files, bundled_index(args.index_dir, llm="off"))}
+    results = {"bundled_95": score(files, bundled_index(args.index_dir, llm_mode="off"))}
     table("bundled corpus (95 papers)", results["bundled_95"])
     if (args.distractors_index / "manifest.json").exists():
-        results["with_distractors"] = score(files, Settings(index_dir=args.distractors_index, llm="off"))
+        results["with_distractors"] = score(files, Settings(index_dir=args.distractors_index, llm_mode="off"))
         table("with the 19,972 arxiv-ml distractors (area and none are not meaningful here)",
               results["with_distractors"])
     else:

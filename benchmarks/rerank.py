@@ -16,7 +16,6 @@ import json
 import statistics
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from _bundled import bundled_index
@@ -32,8 +31,8 @@ def run(files: list[Path], settings) -> dict:
     from assistant.service.evaluate import EvalReport, evaluate_questions, load_questions
 
     calls = {"n": 0}
-    if settings.rerank != "off":
-        model = rerank.reranker(settings.rerank)
+    if settings.search.rerank != "off":
+        model = rerank.reranker(settings.search.rerank)
         scores = model.scores
 
         def counted(question, passages, progress=None):
@@ -105,14 +104,14 @@ def main() -> int:
     indexes = []
     if (args.distractors_index / "manifest.json").exists():
         indexes.append(("with_distractors", "with the 19,972 arxiv-ml distractors",
-                        Settings(index_dir=args.distractors_index, llm="off")))
+                        Settings(index_dir=args.distractors_index, llm_mode="off")))
     else:
         print(f"no index at {args.distractors_index}: run benchmarks/retrieval.py --distractors for that table")
     if not args.skip_95:
-        indexes.append(("bundled_95", "bundled corpus (95 papers)", bundled_index(args.index_dir, llm="off")))
+        indexes.append(("bundled_95", "bundled corpus (95 papers)", bundled_index(args.index_dir, llm_mode="off")))
     for key, title, settings in indexes:
         off = run(files, settings)
-        on = run(files, replace(settings, rerank="smollm2", rerank_depth=args.depth, rerank_margin=args.margin))
+        on = run(files, settings.replace(rerank="smollm2", rerank_depth=args.depth, rerank_margin=args.margin))
         results[key] = {"off": off, "rerank": on}
         table(title, off, on)
         args.json.parent.mkdir(parents=True, exist_ok=True)

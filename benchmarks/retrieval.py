@@ -18,7 +18,6 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -43,11 +42,11 @@ def systems(settings) -> list[tuple[str, object]]:
     the default (fused, re-ranked) where SmolLM2's weights are installed."""
     from assistant.search.rerank import SMOLLM2, smollm2_path
 
-    plain = replace(settings, rerank="off")
-    out = [("BM25 alone", replace(plain, dense_weight=0.0)), ("dense alone", replace(plain, dense_weight=1.0))]
+    plain = settings.replace(rerank="off")
+    out = [("BM25 alone", plain.replace(dense_weight=0.0)), ("dense alone", plain.replace(dense_weight=1.0))]
     if smollm2_path() is None:
         return out + [("hybrid (default)", plain)]
-    return out + [("hybrid", plain), ("hybrid + rerank (default)", replace(settings, rerank=SMOLLM2))]
+    return out + [("hybrid", plain), ("hybrid + rerank (default)", settings.replace(rerank=SMOLLM2))]
 
 
 def scifact(work: Path, shared: Path) -> dict:

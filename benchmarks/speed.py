@@ -67,7 +67,7 @@ papers, _ = load_papers([Path(sys.argv[1])] if sys.argv[1] != '-' else None)
 texts = [p.abstract if p.title_derived else p.title + '. ' + p.abstract for p in papers]
 from assistant.config import Settings
 m = OnnxMiniLM(graph=sys.argv[3]); m.embed(['warm up'])
-t = time.perf_counter(); m.embed(texts, Settings.from_env().embed_batch); s = time.perf_counter() - t
+t = time.perf_counter(); m.embed(texts, Settings.from_env().embed.batch); s = time.perf_counter() - t
 print(json.dumps({"papers": len(texts), "seconds": s, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -100,13 +100,13 @@ from assistant.config import Settings
 from assistant.embed.llama import MiniLMEmbedding
 cfg = Settings.from_env()
 papers, _ = load_papers([Path(sys.argv[1])] if sys.argv[1] != '-' else None)
-emb = MiniLMEmbedding(embed_batch_size=cfg.embed_batch); emb.embed_array(['warm up'])
+emb = MiniLMEmbedding(embed_batch_size=cfg.embed.batch); emb.embed_array(['warm up'])
 from llama_index.core.utils import globals_helper
 globals_helper.punkt_tokenizer  # nltk's ~4 s import, before the clock like every other import
 client = chromadb.PersistentClient(path=sys.argv[2])
 store = ChromaVectorStore(chroma_collection=client.get_or_create_collection('stock'))
 docs = [Document(text=p.abstract, metadata={"paper_id": p.id, "title": p.title}) for p in papers]
-pipe = IngestionPipeline(transformations=[SentenceSplitter(chunk_size=cfg.chunk_size, chunk_overlap=cfg.chunk_overlap), emb], vector_store=store)
+pipe = IngestionPipeline(transformations=[SentenceSplitter(chunk_size=cfg.embed.chunk_size, chunk_overlap=cfg.embed.chunk_overlap), emb], vector_store=store)
 # one run per 500 documents: a single run over 2,000 papers fails in ChromaVectorStore.add
 # ("Batch size of 7985 is greater than max batch size of 5461"), so this is what a user has to write
 t = time.perf_counter()
@@ -123,7 +123,7 @@ from assistant.config import Settings
 from assistant.service.api import retriever
 from assistant.qa.answer import answer_question
 qs = [json.loads(l).get('question') or json.loads(l)['turns'][0] for l in open(sys.argv[2])]
-s = Settings.from_env(index_dir=Path(sys.argv[1]), llm='off', rerank='off')
+s = Settings.from_env(index_dir=Path(sys.argv[1]), llm_mode='off', rerank='off')
 r = retriever(s)
 for q in qs[:3]:
     r.search(q, k=10); answer_question(r, q, s)

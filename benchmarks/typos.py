@@ -56,7 +56,7 @@ def main() -> int:
     from assistant.service.evaluate import evaluate_questions
     from assistant.search.retrieve import Retriever
 
-    settings = bundled_index(args.index_dir, llm="off")
+    settings = bundled_index(args.index_dir, llm_mode="off")
     sets = {"second set": [json.loads(x) for x in (HERE / "data" / "extra_questions.jsonl").read_text().splitlines()]}
     dev = args.shared / "eval" / "dev.jsonl"
     if dev.exists():

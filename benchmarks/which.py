@@ -76,7 +76,7 @@ def main() -> int:
     from assistant.search.retrieve import Retriever
 
     labels = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
-    settings = bundled_index(args.index_dir, llm="off")
+    settings = bundled_index(args.index_dir, llm_mode="off")
     retriever = Retriever(Index(settings), settings)
 
     def shipped() -> dict[str, list[str]]:

@@ -4,7 +4,6 @@ searches the exact matrix gives; real Chroma, real embedder."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -25,8 +24,8 @@ def test_hnsw_candidates_rescored_exactly_match_the_matrix(bundled_settings):
     from assistant.service.api import retriever
     from assistant.store.dense import HnswDense, MatrixDense, dense_side
 
-    exact = retriever(replace(bundled_settings, dense="exact"))
-    hnsw = retriever(replace(bundled_settings, dense="hnsw"))
+    exact = retriever(bundled_settings.replace(dense="exact"))
+    hnsw = retriever(bundled_settings.replace(dense="hnsw"))
     qvec = exact.embed_query("graph neural networks")
     assert isinstance(dense_side(exact, qvec), MatrixDense) and isinstance(dense_side(hnsw, qvec), HnswDense)
     for question in _questions(12):

@@ -75,7 +75,7 @@ def test_query_engine_answers_with_numbered_citations_through_the_endpoint(setti
     from assistant.service.llama_index import AssistantLLM, assistant_query_engine
     from assistant.prompts import system_prompt
 
-    settings = Settings.from_env(index_dir=settings.index_dir)  # with llm_env's endpoint
+    settings = Settings.from_env(index_dir=settings.index.dir)  # with llm_env's endpoint
     mocked_openai_chat.return_value = httpx.Response(
         200, json=completion_json("It reads the top singular vectors of the weight difference [1]. See also [9]."))
     engine = assistant_query_engine(top_k=3, settings=settings)

@@ -61,7 +61,6 @@ def test_stream_without_done_keeps_partial_answer_marked_incomplete(retriever, m
 
 
 def test_answers_are_capped_and_a_cut_answer_says_so(retriever, mocked_openai_chat):
-    from dataclasses import replace
 
     mocked_openai_chat.return_value = sse_response("FL is studied [1] and", finish="length")
     ans = answer_question(retriever, QUESTION)
@@ -70,7 +69,7 @@ def test_answers_are_capped_and_a_cut_answer_says_so(retriever, mocked_openai_ch
     assert "answer cut at 1024 tokens" in ans.text and "ASSISTANT_MAX_TOKENS" in ans.text
     assert [c.n for c in ans.citations] == [1]
 
-    retriever.settings = replace(retriever.settings, max_tokens=0)  # no cap: the field is not sent
+    retriever.settings = retriever.settings.replace(max_tokens=0)  # no cap: the field is not sent
     mocked_openai_chat.return_value = sse_response("FL is studied [1].")
     assert answer_question(retriever, QUESTION, retriever.settings).complete
     assert "max_tokens" not in json.loads(mocked_openai_chat.calls.last.request.content)

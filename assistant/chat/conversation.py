@@ -15,7 +15,7 @@ The same :meth:`Conversation.ask` serves ``chat`` and ``eval``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable
 
 from assistant.qa.answer import Answer, answer_question
@@ -338,7 +338,7 @@ class Conversation:
     def ask_offline(self, question: str) -> Answer:
         """The turn answered without the LLM (it failed): the extractive answer, its mode saying so."""
         saved = self.settings
-        self.settings = replace(saved, llm="off")
+        self.settings = saved.replace(llm_mode="off")
         try:
             return self.ask(question)
         finally:

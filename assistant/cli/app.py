@@ -123,7 +123,7 @@ def ingest(
         bar.close()
     if as_json:
         print_json({**report.as_dict(), "duplicates": [{"dropped": a, "kept": b} for a, b in parsed.duplicates],
-                     "skipped": parsed.skipped, "index_dir": str(settings.index_dir)})
+                     "skipped": parsed.skipped, "index_dir": str(settings.index.dir)})
         return
     for source in report.dropped_sources:
         err.print(f"[yellow]replaced:[/] the index no longer holds the papers from {escape(source)}")
@@ -133,7 +133,7 @@ def ingest(
         err.print(f"[yellow]duplicate:[/] {escape(dropped)} has the same abstract as {escape(kept)}; stored once")
     chunks = f"{report.chunks} chunk{'' if report.chunks == 1 else 's'}"
     out.print(f"Indexed {len(report.added)} new, {len(report.updated)} updated, {len(report.unchanged)} unchanged "
-              f"papers ({chunks}) in {report.seconds:.1f}s → {escape(settings.chroma_url or str(settings.index_dir))}")
+              f"papers ({chunks}) in {report.seconds:.1f}s → {escape(settings.index.chroma_url or str(settings.index.dir))}")
 
 
 @app.command()
@@ -390,12 +390,13 @@ def doctor(index_dir: IndexDir = None, as_json: JsonFlag = False,
         from assistant.service.api import default_gate
 
         cfg = Table(title="configuration", show_header=False)
-        for key, value in report["config"].items():
-            if key == "min_relevance" and value is None:
-                shown = f"calibrated ({default_gate()})"
-            else:
-                shown = "[dim]unset[/]" if value is None else escape(str(value))
-            cfg.add_row(key, shown)
+        for group, values in report["config"].items():
+            for key, value in (values.items() if isinstance(values, dict) else [("", values)]):
+                if key == "min_relevance" and value is None:
+                    text = f"calibrated ({default_gate()})"
+                else:
+                    text = "[dim]unset[/]" if value is None else escape(str(value))
+                cfg.add_row(f"{group}.{key}" if key else group, text)
         out.print(cfg)
         for c in report["checks"]:
             mark = "[green]ok[/]  " if c["ok"] else "[red]FAIL[/]"

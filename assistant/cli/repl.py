@@ -46,7 +46,7 @@ def run(settings, resume: bool = False, chat_id: str | None = None, progress=Non
     cid = cid or store.new()
     interactive = sys.stdin.isatty()
     if interactive:
-        mode = f"LLM: {settings.model}" if settings.llm_enabled else "extractive (no LLM configured)"
+        mode = f"LLM: {settings.llm.model}" if settings.llm_enabled else "extractive (no LLM configured)"
         out.print(f"[bold]assistant chat[/] {escape(cid)} — {conv.paper_count()} papers, {escape(mode)}. "
                   "/help for commands.")
         for t in conv.turns[-2:]:

@@ -9,11 +9,11 @@ from assistant.errors import ConfigError
 
 def get_embedder(settings):
     """The embedder the settings ask for."""
-    spec = settings.embedder
+    spec = settings.embed.embedder
     embedder_id(spec)
     if spec == "minilm":
-        return LocalMiniLM(embed_batch_size=settings.embed_batch, cache_dir=settings.cache_dir)
-    if not (settings.api_key or settings.base_url):
+        return LocalMiniLM(embed_batch_size=settings.embed.batch, cache_dir=settings.index.cache_dir)
+    if not (settings.llm.api_key or settings.llm.base_url):
         raise ConfigError(f"ASSISTANT_EMBEDDER={spec} needs OPENAI_API_KEY (or OPENAI_BASE_URL); "
                           "set one, or use ASSISTANT_EMBEDDER=minilm")
     from assistant.embed.llama import OpenAIEmbedder

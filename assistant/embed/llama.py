@@ -58,10 +58,10 @@ class OpenAIEmbedder(OpenAIEmbedding):
     _settings: Settings = PrivateAttr()
 
     def __init__(self, settings: Settings, model: str, **kwargs: Any):
-        super().__init__(model_name=model, embed_batch_size=min(settings.embed_batch * 4, 256),
-                         api_key=settings.api_key or "not-needed",  # local servers accept any key
-                         api_base=settings.base_url or DEFAULT_BASE, timeout=settings.llm_timeout,
-                         max_retries=settings.llm_max_retries, **kwargs)
+        super().__init__(model_name=model, embed_batch_size=min(settings.embed.batch * 4, 256),
+                         api_key=settings.llm.api_key or "not-needed",  # local servers accept any key
+                         api_base=settings.llm.base_url or DEFAULT_BASE, timeout=settings.llm.timeout,
+                         max_retries=settings.llm.max_retries, **kwargs)
         self._settings = settings
 
     @classmethod

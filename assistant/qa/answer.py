@@ -131,7 +131,7 @@ def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     probability = decide.answerable_probability(s)
     answerable = bool(found.hits) and (bool(named) or probability >= decide.models()["answerable"].threshold)
     # never looser than a bar the user set (ASSISTANT_MIN_RELEVANCE) on the top cosines
-    if retriever.settings.min_relevance is not None and found.confidence < retriever.settings.min_relevance:
+    if retriever.settings.search.min_relevance is not None and found.confidence < retriever.settings.search.min_relevance:
         answerable = bool(named)
     hits = found.hits
     if named and (_asks_little(retriever, mended, named) or any(pid in top3 for pid in named)):
@@ -229,7 +229,7 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
     settings = settings or retriever.settings
     typed = question
     question = retriever.mend(question)
-    k = k or settings.top_k
+    k = k or settings.search.top_k
     if pinned:
         full = retriever.search(retrieval_query or question, k=max(k, len(pinned)))
         by_id = {h.paper_id: h for h in full.hits}
@@ -342,7 +342,7 @@ def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settin
     text, cited, invalid = parse_citations(completion.text.strip(), len(hits))
     answerable = NO_ANSWER_PHRASE.lower().rstrip(".") not in text.lower() or bool(cited)
     if completion.finish_reason == "length":
-        text = f"{text}\n\n{LENGTH_MARK.format(n=settings.max_tokens)}"
+        text = f"{text}\n\n{LENGTH_MARK.format(n=settings.llm.max_tokens)}"
     elif not completion.complete:
         text = f"{text}\n\n{INCOMPLETE_MARK}"
     answer = Answer(question=question, text=text, mode="llm", answerable=answerable,
@@ -353,7 +353,7 @@ def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settin
         answer.support = support_marks(retriever, answer.text, hits, abstracts)
     from assistant.qa.llm import estimate_cost
 
-    cost = estimate_cost(settings, completion.model or settings.model, completion.usage)
+    cost = estimate_cost(settings, completion.model or settings.llm.model, completion.usage)
     if cost is not None:
         answer.usage = {**answer.usage, "cost_usd": cost}
     return answer

@@ -161,7 +161,7 @@ def build_map(retriever: Retriever, query: str | None = None, method: str = "tsn
         from assistant.qa.answer import retrieve
 
         # a map query names an area: one the corpus lacks numbers nothing (as `which` lists nothing)
-        retrieval = retrieve(retriever, query, max(retriever.settings.top_k, 10))
+        retrieval = retrieve(retriever, query, max(retriever.settings.search.top_k, 10))
         answerable = retrieval.answerable
         if answerable and retrieval.hits:
             top = retrieval.hits[0].score

@@ -37,7 +37,7 @@ def estimate_cost(settings: Settings, model: str | None, usage: dict) -> float |
     """Estimated USD cost of one call from its token usage, or None when the price is unknown."""
     if not usage:
         return None
-    price = (settings.price_in, settings.price_out) if settings.price_in is not None and settings.price_out is not None \
+    price = (settings.llm.price_in, settings.llm.price_out) if settings.llm.price_in is not None and settings.llm.price_out is not None \
         else next((PRICES[m] for m in sorted(PRICES, key=len, reverse=True) if (model or "").startswith(m)), None)
     if price is None:
         return None
@@ -48,8 +48,8 @@ def chat(settings: Settings, messages: list[dict], on_token: Callable[[str], Non
          stream: bool = True, max_tokens: int | None = None, temperature: float = 0.1) -> Completion:
     """One chat completion. Streams tokens to ``on_token``; a stream that breaks off keeps the partial text."""
     client = make_client(settings)
-    kwargs: dict[str, Any] = {"model": settings.model, "messages": messages, "temperature": temperature}
-    max_tokens = max_tokens or settings.max_tokens
+    kwargs: dict[str, Any] = {"model": settings.llm.model, "messages": messages, "temperature": temperature}
+    max_tokens = max_tokens or settings.llm.max_tokens
     if max_tokens:
         kwargs["max_tokens"] = max_tokens
     try:
@@ -61,7 +61,7 @@ def chat(settings: Settings, messages: list[dict], on_token: Callable[[str], Non
             if on_token and text:
                 on_token(text)
             usage = resp.usage.model_dump() if getattr(resp, "usage", None) else {}
-            return Completion(text=text, usage=usage, model=getattr(resp, "model", "") or settings.model)
+            return Completion(text=text, usage=usage, model=getattr(resp, "model", "") or settings.llm.model)
         response = client.chat.completions.create(stream=True, stream_options={"include_usage": True}, **kwargs)
     except LLMError:
         raise
@@ -84,11 +84,11 @@ def _consume(response, settings: Settings, on_token: Callable[[str], None] | Non
 
     parts: list[str] = []
     usage: dict = {}
-    model = settings.model
+    model = settings.llm.model
     finished = None
     chunks = size = 0
-    tokens = max_tokens or settings.max_tokens or 4096
-    deadline = time.monotonic() + settings.llm_timeout + tokens / MIN_TOKENS_PER_SECOND
+    tokens = max_tokens or settings.llm.max_tokens or 4096
+    deadline = time.monotonic() + settings.llm.timeout + tokens / MIN_TOKENS_PER_SECOND
     cap = tokens * CHARS_PER_TOKEN
     try:
         for chunk in response:

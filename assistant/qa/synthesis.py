@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from statistics import NormalDist
 
 import numpy as np
@@ -164,7 +164,7 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
     # Each side divided by its best, as `which`'s ratio and outlier rules were calibrated on
     # (benchmarks/which.py: F1 0.765; search's blend with BM25 over its ceiling scores 0.754 here).
     top = max(float(dense.max()), 1e-9)
-    blend = fuse(dict(zip(ids, (dense / top).tolist())), dict(zip(ids, lexical.tolist())), settings.dense_weight)
+    blend = fuse(dict(zip(ids, (dense / top).tolist())), dict(zip(ids, lexical.tolist())), settings.search.dense_weight)
     fused = np.array([blend[p] for p in ids])
     ratio = fused / max(float(fused.max()), 1e-9)
     z_cut = NormalDist().inv_cdf(1 - 1 / max(len(ids), 2))
@@ -366,7 +366,7 @@ def summarize(retriever: Retriever, area: str, settings: Settings | None = None,
 def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: int) -> Summary:
     from assistant.text.terms import stem_terms
 
-    found = which(retriever, area, replace(settings, llm="off"))
+    found = which(retriever, area, settings.replace(llm_mode="off"))
     retrieval = retriever.search(strip_leadin(area), k=8)
     ids = [f.paper_id for f in found.papers]
     # an area no top paper covers in words is one the corpus lacks (see `which`): no nearby papers either

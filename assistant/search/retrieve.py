@@ -201,11 +201,11 @@ class Retriever:
         ASSISTANT_RERANK a close call past the gate is re-ranked (see :meth:`_rerank`)."""
         mended = self.mend(query)
         probe = self._probes.get(self._key(query))
-        k = k or self.settings.top_k
-        rerank = rerank and self.settings.rerank != "off"
+        k = k or self.settings.search.top_k
+        rerank = rerank and self.settings.search.rerank != "off"
         # the probe is this search unless it is a close call to re-rank (its top two are the fused top two)
         close = rerank and probe is not None and len(probe.hits) > 1 and \
-            probe.hits[0].score - probe.hits[1].score < self.settings.rerank_margin
+            probe.hits[0].score - probe.hits[1].score < self.settings.search.rerank_margin
         if mended == query and probe is not None and candidates == 100 and k <= len(probe.hits) and not close:
             # nothing mended: mend's search of this query, 10 deep from the same pool, is this search
             return replace(probe, hits=probe.hits[:k])
@@ -261,7 +261,7 @@ class Retriever:
         return "".join(out + [query[last:]]) if out else query
 
     def _search(self, query: str, k: int | None, candidates: int, rerank: bool = False) -> Retrieval:
-        k = k or self.settings.top_k
+        k = k or self.settings.search.top_k
         qvec = self.embed_query(query)
         side = dense_side(self, qvec)  # the exact matrix, or at scale Chroma's HNSW + exact re-scoring (dense.py)
         pool = dict.fromkeys(side.top(max(candidates, k * 4)))
@@ -274,7 +274,7 @@ class Retriever:
                 if pid in pos:
                     bm25.setdefault(pid, float(all_bm25[pos[pid]]))
         dense = side.exact(list(pool))
-        fused = fuse(dense, bm25, self.settings.dense_weight, self.bm25_ceiling(query))
+        fused = fuse(dense, bm25, self.settings.search.dense_weight, self.bm25_ceiling(query))
         order = self._phrases_first(query, sorted(fused, key=lambda pid: -fused[pid]))
         # the gate reads the fused ranking's top cosines, so re-ranking never changes what is answerable
         confidence = max((dense[pid] for pid in order[:min(3, k)]), default=0.0)
@@ -305,12 +305,12 @@ class Retriever:
         question's likelihood after each one's title and abstract (see rerank.py); returns the order and those
         likelihoods. Under 1,000 papers it bought 2 of 611 questions a better top 5 for ~8 s CPU each
         (docs/speed.md)."""
-        if len(order) < 2 or fused[order[0]] - fused[order[1]] >= self.settings.rerank_margin \
-                or len(papers) < self.settings.rerank_min_papers:
+        if len(order) < 2 or fused[order[0]] - fused[order[1]] >= self.settings.search.rerank_margin \
+                or len(papers) < self.settings.search.rerank_min_papers:
             return order, {}
         from assistant.search.rerank import RERANK_WEIGHT, reranker
 
-        top = [pid for pid in order[: self.settings.rerank_depth] if pid in papers]
+        top = [pid for pid in order[: self.settings.search.rerank_depth] if pid in papers]
         if self.rerank_passage == "abstract":
             texts = {pid: papers[pid].abstract for pid in top}
         else:
@@ -318,7 +318,7 @@ class Retriever:
             found = self.index.chunk_texts(list(best.values()))
             texts = {pid: found.get(best[pid]) or papers[pid].abstract for pid in top}
         passages = {pid: f"{papers[pid].title}. {texts[pid]}" if papers[pid].title else texts[pid] for pid in top}
-        likely = reranker(self.settings.rerank).scores(query, passages, self.on_rerank)
+        likely = reranker(self.settings.search.rerank).scores(query, passages, self.on_rerank)
         blend = {pid: fused[pid] + RERANK_WEIGHT * likely[pid] for pid in likely}
         return sorted(blend, key=lambda pid: -blend[pid]) + [pid for pid in order if pid not in blend], likely
 
@@ -342,7 +342,7 @@ class Retriever:
         return holds + [pid for pid in order if pid not in first] if holds else order
 
     def threshold(self) -> float:
-        return self.settings.min_relevance if self.settings.min_relevance is not None else DEFAULT_GATE
+        return self.settings.search.min_relevance if self.settings.search.min_relevance is not None else DEFAULT_GATE
 
 
 _PART = re.compile(r"[A-Za-z][A-Za-z0-9]*")  # a word, or one part of a hyphenated one

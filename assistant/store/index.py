@@ -62,9 +62,9 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         from assistant.embed.embedder import embedder_id
 
         self.settings = settings
-        self.remote = settings.chroma_url
+        self.remote = settings.index.chroma_url
         self.dir = local_dir(settings)
-        self.embedder_id = embedder_id(settings.embedder)
+        self.embedder_id = embedder_id(settings.embed.embedder)
         self._embedder = None
         self._bm25 = None
         self._bm25_ids: list[str] | None = None
@@ -198,8 +198,8 @@ class Index(LexicalSide, VectorSide, SentenceSide):
     def new_manifest(self, dim: int) -> dict:
         return {"version": MANIFEST_VERSION, "embedder": self.embedder_id, "dim": dim,
                 "chunking": {"splitter": "SentenceSplitter", "tokenizer": "all-MiniLM-L6-v2 wordpiece",
-                             "chunk_size": self.settings.chunk_size, "chunk_overlap": self.settings.chunk_overlap,
-                             "title": self.settings.chunk_title},
+                             "chunk_size": self.settings.embed.chunk_size, "chunk_overlap": self.settings.embed.chunk_overlap,
+                             "title": self.settings.embed.chunk_title},
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
 
     def write_manifest(self, manifest: dict) -> None:

@@ -79,7 +79,7 @@ def _batches(items: list, size: int):
 
 def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
            progress: Progress | None = None, sources: list[str] | None = None) -> IngestReport:
-    """Add papers to the index at ``settings.index_dir``; unchanged papers cost nothing.
+    """Add papers to the index at ``settings.index.dir``; unchanged papers cost nothing.
 
     A paper whose content hash changed has its old chunks replaced. With ``rebuild`` the
     index is emptied first (the only way to switch embedder or chunking). ``sources`` (paths, or
@@ -90,7 +90,7 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
     fewer_malloc_arenas()
     sources = list(sources or [])
     with _lock(index_dir), contextlib.ExitStack() as held:
-        if not settings.chroma_url:
+        if not settings.index.chroma_url:
             integrity.check_space(index_dir, len(papers))
         index = open_for_write(settings, held, rebuild)
         previous = integrity.recorded(index)
@@ -194,7 +194,7 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
             index.chunks.delete(where={"paper_id": {"$in": stale}})
         chunks = chunk_papers(group, settings)
         by_id = {p.id: p for p in group}
-        texts = [embed_text(by_id[c.paper_id], c, settings.chunk_title) for c in chunks]
+        texts = [embed_text(by_id[c.paper_id], c, settings.embed.chunk_title) for c in chunks]
         embed_started = time.perf_counter()
         embedded = 0
 
@@ -239,7 +239,7 @@ def remove(paper_ids: list[str], settings: Settings) -> list[str]:
     """Delete papers and resync BM25 and the manifest; crash-safe: a journal naming the papers is
     written first, and the next command finishes a remove a crash interrupted (integrity.complete_remove)."""
     with _lock(local_dir(settings)), contextlib.ExitStack() as held:
-        if not settings.chroma_url:
+        if not settings.index.chroma_url:
             integrity.check_space(local_dir(settings))
         index = open_for_write(settings, held, rebuild=False, create=False)
         integrity.ready_for_remove(index)
@@ -260,7 +260,7 @@ def open_for_write(settings, held: contextlib.ExitStack, rebuild: bool, create: 
     try:
         index = Index(settings, create=create, check=False)
     except IndexStoreError:
-        if not rebuild or settings.chroma_url:
+        if not rebuild or settings.index.chroma_url:
             raise
         return None  # a store too damaged to open: --rebuild replaces it anyway
     if index.remote:
@@ -273,7 +273,7 @@ def emptied(index, settings):
     from chromadb.api.client import SharedSystemClient
 
     heartbeat = index._heartbeat if index is not None else None
-    if settings.chroma_url:
+    if settings.index.chroma_url:
         for name in (CHUNKS, PAPERS, integrity.META):
             with contextlib.suppress(Exception):  # already gone
                 index.client.delete_collection(name)
@@ -297,7 +297,7 @@ def rebuild_sources(settings) -> list[Path] | None:
     from assistant.text.corpus import bundled_corpus
     from assistant.errors import InputError
 
-    if not settings.chroma_url and integrity.holds_nothing(local_dir(settings)):
+    if not settings.index.chroma_url and integrity.holds_nothing(local_dir(settings)):
         return None
     try:
         index = Index(settings, create=True, check=False)

@@ -252,7 +252,7 @@ def translate(exc: BaseException, settings) -> IndexStoreError | None:
 
     from assistant.config import local_dir
 
-    url = getattr(settings, "chroma_url", None)
+    url = settings.index.chroma_url
     where = local_dir(settings) if settings is not None else Path(".")
     module = type(exc).__module__.split(".")[0]
     if url and module in {"httpx", "httpcore"}:
