@@ -1,6 +1,7 @@
 """assistant: answer questions about a corpus of paper abstracts, with cited snippets.
 
-The public API is what the CLI uses. Heavy modules (llama-index, chromadb, onnxruntime, openai)
+The public API is the service layer the CLI uses (``assistant.ask``, ``assistant.search``, ...) and the types it
+returns; everything else is internal and may change. Heavy modules (llama-index, chromadb, onnxruntime, openai)
 load on first use, so ``import assistant`` and ``assistant --help`` stay fast.
 """
 
@@ -14,7 +15,8 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "Settings": "config", "Paper": "text.corpus", "load_papers": "text.corpus", "bundled_corpus": "text.corpus",
-    "Index": "store.index", "ingest": "store.index", "open_index": "store.index", "Chunk": "store.index",
+    "Index": "store.index", "ingest": "store.ingest", "remove": "store.ingest", "open_index": "store.opening",
+    "Chunk": "store.chunks",
     "Hit": "search.retrieve", "Retrieval": "search.retrieve", "Retriever": "search.retrieve",
     "Answer": "qa.answer", "Citation": "qa.answer", "answer_question": "qa.answer",
     "Conversation": "chat.conversation",

@@ -1,5 +1,6 @@
 """The package's shape: packages by pipeline stage with imports one way (imports inside functions count), no
-import cycle, no module over 600 lines, and every runtime dependency declared in pyproject.toml imported."""
+import cycle, no module over 600 lines nor function over 80, and every runtime dependency declared in
+pyproject.toml imported."""
 
 import ast
 import re
@@ -12,6 +13,7 @@ STAGES = ("text", "embed", "store", "search", "qa", "chat", "service", "cli")
 #: Modules under every stage: the error tree, the settings, the prompt files and the endpoint's errors.
 BASE = {"errors", "config", "prompts", "endpoint"}
 MAX_LINES = 600
+MAX_FUNCTION = 80
 
 
 def _name(path: Path) -> str:
@@ -127,6 +129,15 @@ def test_no_module_over_600_lines():
     assert not long, f"modules over {MAX_LINES} lines: {long}"
 
 
+def test_no_function_over_80_lines():
+    long = {}
+    for module, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= MAX_FUNCTION:
+                long[f"{module}.{node.name}"] = node.end_lineno - node.lineno + 1
+    assert not long, f"functions over {MAX_FUNCTION} lines: {long}"
+
+
 def test_every_runtime_dependency_is_imported_by_the_package():
     deps = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["project"]["dependencies"]
     modules = _modules()
@@ -143,3 +154,10 @@ def test_every_runtime_dependency_is_imported_by_the_package():
         if not any(m == name or m.startswith(name + ".") for m in imported):
             missing.append(dist)
     assert not missing, f"declared but never imported: {missing}"
+
+
+def test_every_name_of_the_public_api_resolves():
+    import assistant
+
+    missing = [name for name in assistant.__all__ if getattr(assistant, name, None) is None]
+    assert not missing, f"assistant.__all__ names what it does not provide: {missing}"

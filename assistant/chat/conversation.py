@@ -170,11 +170,11 @@ class Conversation:
         self.turns = [Turn(a.question, a) for a in answers]
 
     def paper_count(self) -> int:
-        return self.retriever.index.count()
+        return self.retriever.count()
 
     def paper(self, paper_id: str):
         """A paper of the index, by id (InputError when there is none)."""
-        return self.retriever.index.get_paper(paper_id)
+        return self.retriever.paper(paper_id)
 
     def filter_size(self) -> int | None:
         """How many papers the /filter in force lets through (None: no filter)."""
@@ -257,9 +257,7 @@ class Conversation:
         there a paper on X?"), or names one by a word only that paper has ("How does MergOPT work?")."""
         if _NEW_TOPIC.search(question) or _OWN_PAPER.search(question) and not _ALSO.search(question):
             return True
-        from assistant.search.names import named_papers
-
-        return not _ANAPHORA.search(question) and bool(named_papers(self.retriever.index, question))
+        return not _ANAPHORA.search(question) and bool(self.retriever.named(question))
 
     def standalone(self, question: str) -> str:
         """The query used for retrieval: the question itself, or a rewrite that resolves references."""
@@ -318,7 +316,7 @@ class Conversation:
         if _ANAPHORA.search(question) or top is None or _DETAIL.search(question):
             return False
         asked = _terms(question) - _FILLER - {"about", "what", "how", "which", "why"}
-        paper = self.retriever.index.all_papers().get(top)
+        paper = self.retriever.papers().get(top)
         if not asked or paper is None or asked & _terms(f"{paper.title}\n{paper.abstract}"):
             return False
         return self.retriever.search(question, k=3).answerable
@@ -399,14 +397,9 @@ class Conversation:
             if _MORE.search(question):  # what the conversation has not quoted yet
                 skip = frozenset(s for t in self.turns
                                  for s in re.findall(r"^- (.*?) \[\d+(?:[,;]\s*\d+)*\]$", t.answer.text, re.M))
-        saved = self.retriever.allowed
-        self.retriever.allowed = {pid for pid, _ in pinned}
-        try:
-            answer = answer_question(self.retriever, asked, self.settings, on_token=on_token,
-                                     retrieval_query=" ".join([*(t for _, t in pinned), asked]),
-                                     k=len(pinned), pinned=[pid for pid, _ in pinned], gist=gist, skip=skip)
-        finally:
-            self.retriever.allowed = saved
+        answer = answer_question(self.retriever.within(pid for pid, _ in pinned), asked, self.settings,
+                                 on_token=on_token, retrieval_query=" ".join([*(t for _, t in pinned), asked]),
+                                 k=len(pinned), pinned=[pid for pid, _ in pinned], gist=gist, skip=skip)
         answer.question = question
         return answer
 
@@ -415,14 +408,14 @@ class Conversation:
         from assistant.search.decide import topical
         from assistant.qa.evidence import relevance
 
-        papers = self.retriever.index.all_papers()
+        papers = self.retriever.papers()
         qvec = self.retriever.embed_query(asked)
-        weights = self.retriever.index.term_weights()
+        weights = self.retriever.term_weights()
         out: dict[str, float] = {}
         for pid in paper_ids:
             p = papers.get(pid)
             if p is not None and (self.retriever.allowed is None or pid in self.retriever.allowed):
-                sents, vecs = self.retriever.index.sentence_vectors(pid, p.abstract)
+                sents, vecs = self.retriever.sentence_vectors(pid, p.abstract)
                 out[pid] = float(relevance(sents, vecs, qvec, topical(asked), weights).max()) if len(sents) else 0.0
         return out
 
@@ -450,13 +443,8 @@ class Conversation:
         chosen.sort(key=lambda pid: -best[pid])
         told = f"{question} (The user means the papers below, from the previous answer.)" \
             if self.settings.llm_enabled else asked
-        saved = self.retriever.allowed
-        self.retriever.allowed = set(chosen)
-        try:
-            answer = answer_question(self.retriever, told, self.settings, on_token=on_token, retrieval_query=asked,
-                                     k=len(chosen), pinned=chosen)
-        finally:
-            self.retriever.allowed = saved
+        answer = answer_question(self.retriever.within(chosen), told, self.settings, on_token=on_token,
+                                 retrieval_query=asked, k=len(chosen), pinned=chosen)
         answer.question = question
         return answer
 
@@ -475,13 +463,13 @@ def _holds(retriever: Retriever, paper_id: str, question: str, min_share: float)
     papers or more, "core", "idea", "use", say nothing of which paper)."""
     from assistant.search.decide import coverage, terms
 
-    papers = retriever.index.all_papers()
+    papers = retriever.papers()
     p = papers.get(paper_id)
     common = max(3, len(papers) // 5)
-    topical = {t for t in terms(question) - _FILLER if retriever.index.doc_freq(t) <= common}
+    topical = {t for t in terms(question) - _FILLER if retriever.doc_freq(t) <= common}
     if p is None or not topical:
         return False
-    weights = retriever.index.term_weights()
+    weights = retriever.term_weights()
     return coverage(weights, topical, terms(f"{p.title}\n{p.abstract}"), max(weights.values(), default=1.0)) \
         >= min_share
 

@@ -145,7 +145,6 @@ def fuse_attention(data: bytes, layers: int = 6, heads: int = 12) -> bytes:
     matrix at load), the biases into one initializer. The additive mask is replaced by the
     ``attention_mask`` input itself (keys with 0 are ignored)."""
     import numpy as np
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     model, nodes, producer, consumers, initializers = _load(data)
@@ -163,17 +162,7 @@ def fuse_attention(data: bytes, layers: int = 6, heads: int = 12) -> bytes:
         return node
 
     def projection(name: str) -> tuple[str, str, object]:
-        """(x, W, b) of the Add(MatMul(x, W), b) that `name` is a reshaped or transposed view of."""
-        node = producer.get(name)
-        while node is not None and node.op_type in ("Reshape", "Transpose"):
-            node = producer.get(node.input[0])
-        if node is None or node.op_type != "Add":
-            raise RewriteError(f"{name} is not a projection")
-        for matmul_in, bias_in in ((node.input[0], node.input[1]), (node.input[1], node.input[0])):
-            matmul, bias = producer.get(matmul_in), array(bias_in)
-            if matmul is not None and matmul.op_type == "MatMul" and bias is not None and bias.ndim == 1:
-                return matmul.input[0], matmul.input[1], bias
-        raise RewriteError(f"{name} is not MatMul + bias")
+        return _projection(name, producer, array)
 
     mask = "attention_mask_int32"
     fused: dict[int, list] = {}  # id of the Reshape an Attention replaces -> [Concat, Attention]
@@ -214,7 +203,29 @@ def fuse_attention(data: bytes, layers: int = 6, heads: int = 12) -> bytes:
     ordered = [helper.make_node("Cast", ["attention_mask"], [mask], to=TensorProto.INT32, name="attention_mask_int32")]
     for node in nodes:
         ordered.extend(fused.get(id(node), [node]))
-    # drop what only the replaced blocks used, walking back from the outputs
+    _keep_live(graph, ordered)
+    return model.SerializeToString()
+
+
+def _projection(name: str, producer: dict, array) -> tuple[str, str, object]:
+    """(x, W, b) of the Add(MatMul(x, W), b) that `name` is a reshaped or transposed view of."""
+    node = producer.get(name)
+    while node is not None and node.op_type in ("Reshape", "Transpose"):
+        node = producer.get(node.input[0])
+    if node is None or node.op_type != "Add":
+        raise RewriteError(f"{name} is not a projection")
+    for matmul_in, bias_in in ((node.input[0], node.input[1]), (node.input[1], node.input[0])):
+        matmul, bias = producer.get(matmul_in), array(bias_in)
+        if matmul is not None and matmul.op_type == "MatMul" and bias is not None and bias.ndim == 1:
+            return matmul.input[0], matmul.input[1], bias
+    raise RewriteError(f"{name} is not MatMul + bias")
+
+
+def _keep_live(graph, ordered: list) -> None:
+    """Set the graph's nodes to ``ordered`` minus what only replaced blocks used (walking back from the outputs),
+    and drop initializers nothing reads any more."""
+    import onnx
+
     live = {o.name for o in graph.output}
     kept = []
     for node in reversed(ordered):
@@ -228,4 +239,3 @@ def fuse_attention(data: bytes, layers: int = 6, heads: int = 12) -> bytes:
     used = [t for t in graph.initializer if t.name in live]
     del graph.initializer[:]
     graph.initializer.extend(used)
-    return model.SerializeToString()

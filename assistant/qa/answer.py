@@ -117,13 +117,12 @@ def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     are ranked mostly by their cosine (framing words such as "which papers propose methods for" must not steer the
     lexical side: :data:`decide.models` holds the measured weight)."""
     from assistant.search import decide
-    from assistant.search.names import named_papers
 
     mended = retriever.mend(question)
     qvec = retriever.embed_query(mended)
     area = decide.area_probability(mended, qvec) >= decide.models()["intent"].threshold
     found = retriever.search(mended, k=max(k, POOL), rerank=not area)
-    named = [pid for pid in named_papers(retriever.index, mended) if pid not in _outside(retriever)]
+    named = [pid for pid in retriever.named(mended) if pid not in _outside(retriever)]
     top3 = [h.paper_id for h in found.hits[:3]]
     if named and not all(pid in [h.paper_id for h in found.hits] for pid in named):
         found.hits = _with_papers(retriever, found, named)
@@ -162,14 +161,14 @@ def _outside(retriever: Retriever) -> set[str]:
     """Papers a filter (chat's /filter) keeps out of reach."""
     if retriever.allowed is None:
         return set()
-    return set(retriever.index.all_papers()) - retriever.allowed
+    return set(retriever.papers()) - retriever.allowed
 
 
 def _name_terms(retriever: Retriever, paper_id: str, question: str) -> set[str]:
     """The question's terms that are the paper's name (what is left says what is asked of it)."""
     from assistant.search.names import paper_names
 
-    p = retriever.index.all_papers().get(paper_id)
+    p = retriever.papers().get(paper_id)
     names = {n.lower() for n in paper_names(p)} if p else set()
     return {t for w in re.findall(r"[\w-]+", question) if w.lower() in names for t in _terms(w)}
 
@@ -269,8 +268,8 @@ def _asks_little(retriever: Retriever, question: str, named: list[str]) -> bool:
     then they lead the hits and what they contribute is the answer."""
     left = _terms(question) - set().union(*(_name_terms(retriever, pid, question) for pid in named))
     # a term in a tenth of the papers or more frames the question ("paper", "propose", "work"); a rarer one asks
-    common = max(2, len(retriever.index.all_papers()) // 10)
-    return not any(retriever.index.doc_freq(t) < common for t in left)
+    common = max(2, len(retriever.papers()) // 10)
+    return not any(retriever.doc_freq(t) < common for t in left)
 
 
 # --- sources and citations ------------------------------------------------------------------
@@ -332,7 +331,7 @@ def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settin
     from assistant.qa.llm import chat
 
     hits = retrieval.hits
-    papers = retriever.index.all_papers()
+    papers = retriever.papers()
     abstracts = {h.paper_id: papers[h.paper_id].abstract for h in hits if h.paper_id in papers}
     messages = [
         {"role": "system", "content": system_prompt()},
@@ -381,7 +380,7 @@ def support_marks(retriever: Retriever, text: str, hits: list[Hit], abstracts: d
     source_sents = {n: split_sentences(abstracts.get(hits[n - 1].paper_id, hits[n - 1].snippet))
                     for _, _, nums in claims for n in nums}
     flat = [(n, s) for n, ss in source_sents.items() for s in ss]
-    vecs = embed_array(retriever.index.embedder, [c for _, c, _ in claims] + [s for _, s in flat])
+    vecs = embed_array(retriever.embedder, [c for _, c, _ in claims] + [s for _, s in flat])
     cvecs, svecs = vecs[:len(claims)], vecs[len(claims):]
     out = []
     for i, (sentence, claim, nums) in enumerate(claims):
@@ -405,10 +404,10 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     from assistant.qa.evidence import pick
 
     hits = retrieval.hits
-    papers = retriever.index.all_papers()
+    papers = retriever.papers()
     qvec = retrieval.query_vector if retrieval.query_vector is not None and retrieval.query == question \
         else retriever.embed_query(question)
-    weights = retriever.index.term_weights()
+    weights = retriever.term_weights()
     qterms = _terms(question)
     wants_link = bool(re.search(r"\b(?:code|github|repo(?:sitory)?|url|link)\b", question, re.I))
     lines: list[str] = []
@@ -416,7 +415,7 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     several = len(hits) > 1 and retrieval.intent == "area"
     for n, h in enumerate(hits, 1):
         paper = papers.get(h.paper_id)
-        sents, svecs = retriever.index.sentence_vectors(h.paper_id, paper.abstract if paper else h.snippet)
+        sents, svecs = retriever.sentence_vectors(h.paper_id, paper.abstract if paper else h.snippet)
         count = OTHER_SENTENCES if several or (n > 1 and h.paper_id not in retrieval.named) else TOP_SENTENCES
         chosen = pick(sents, svecs, qvec, qterms, weights, count, gist=gist, skip=skip, wants_link=wants_link)
         for i in chosen:

@@ -106,12 +106,12 @@ def best_sentence(retriever: Retriever, query: str, qvec: np.ndarray, paper, pre
     restates the area won for half the papers."""
     from assistant.qa.answer import _terms
 
-    sentences, vecs = retriever.index.sentence_vectors(paper.id, paper.abstract)
+    sentences, vecs = retriever.sentence_vectors(paper.id, paper.abstract)
     if not sentences:
         return paper.abstract
     qterms = _terms(query)
     if prefer_contribution:
-        weights = retriever.index.term_weights()
+        weights = retriever.term_weights()
         total = sum(weights.get(t, 1.0) for t in qterms) or 1.0
         score = (0.6 * (vecs @ qvec)
                  + 0.4 * np.array([sum(weights.get(t, 1.0) for t in qterms & _terms(s)) / total
@@ -159,7 +159,7 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
     if not ids:
         return WhichResult(criterion, [], mode)
     bm25 = retriever.bm25_all(query)
-    pos = retriever.index.bm25_positions()
+    pos = retriever.bm25_positions()
     lexical = np.array([float(bm25[pos[p]]) if bm25 is not None and p in pos else 0.0 for p in ids])
     # Each side divided by its best, as `which`'s ratio and outlier rules were calibrated on
     # (benchmarks/which.py: F1 0.765; search's blend with BM25 over its ceiling scores 0.754 here).
@@ -170,7 +170,7 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
     z_cut = NormalDist().inv_cdf(1 - 1 / max(len(ids), 2))
     outlier = (_robust_z(dense) >= z_cut) | (_robust_z(fused) >= z_cut)
     order = np.argsort(-fused)
-    papers = retriever.index.all_papers()
+    papers = retriever.papers()
     # "papers that introduce a benchmark": a kind of paper, found by what its contribution sentence says; read
     # from the criterion without its framing, so "introduce a new benchmark" lists the same papers
     kind = contribution_matches(query, papers)
@@ -379,16 +379,15 @@ def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: 
         from assistant.prompts import NO_ANSWER_PHRASE
 
         return Summary(area, [], NO_ANSWER_PHRASE)
-    papers = retriever.index.all_papers()
-    got = retriever.index.papers.get(ids=ids, include=["embeddings"])
-    vec_by_id = {i: np.asarray(e, dtype=np.float32) for i, e in zip(got["ids"], got["embeddings"])}
+    papers = retriever.papers()
+    vec_by_id = retriever.paper_vectors(ids)
     vecs = np.stack([vec_by_id[i] for i in ids])
     k = max(1, min(len(ids), round(math.sqrt(len(ids) / 1.5))))
     clusters = cluster(vecs, k)
     query = strip_leadin(area)
     qvec = retriever.embed_query(query)
     exclude = set(stem_terms(query))
-    weights = retriever.index.term_weights()
+    weights = retriever.term_weights()
     numbers = {pid: n for n, pid in enumerate(ids, 1)}
     themes = []
     for members in sorted(clusters, key=lambda c: min(ids.index(ids[i]) for i in c)):

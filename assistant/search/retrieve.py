@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 from dataclasses import dataclass, field, replace
@@ -13,6 +14,7 @@ from assistant.config import Settings
 from assistant.search.names import named_papers
 from assistant.store.dense import dense_side, top_indices
 from assistant.store.index import Index
+from assistant.text.corpus import Paper
 from assistant.text.terms import stem_terms
 
 
@@ -125,6 +127,52 @@ class Retriever:
                              + ", ".join(sorted({p.source for p in papers.values()})[:10]))
         self.allowed = allowed
         return len(allowed)
+
+    def within(self, paper_ids) -> Retriever:
+        """This retriever restricted to ``paper_ids`` for one call (chat's "which of them", "compare [1] and
+        [3]"): a view sharing the index and its caches, so nothing is set on this one and restored."""
+        view = copy.copy(self)
+        view.allowed = set(paper_ids)
+        return view
+
+    # --- what the stages above read of the index, so they need not reach through to it ------------------
+
+    def papers(self) -> dict[str, Paper]:
+        """Every paper of the index, in source order."""
+        return self.index.all_papers()
+
+    def paper(self, paper_id: str) -> Paper:
+        """One paper by id (InputError when the index has none)."""
+        return self.index.get_paper(paper_id)
+
+    def count(self) -> int:
+        return self.index.count()
+
+    def term_weights(self) -> dict[str, float]:
+        return self.index.term_weights()
+
+    def doc_freq(self, term: str) -> int:
+        return self.index.doc_freq(term)
+
+    def bm25_positions(self) -> dict[str, int]:
+        return self.index.bm25_positions()
+
+    def sentence_vectors(self, paper_id: str, abstract: str):
+        """(sentences, their vectors) of one abstract (cached)."""
+        return self.index.sentence_vectors(paper_id, abstract)
+
+    def paper_vectors(self, paper_ids: list[str]) -> dict[str, np.ndarray]:
+        """Each paper's vector (the mean of its chunk vectors)."""
+        got = self.index.papers.get(ids=list(paper_ids), include=["embeddings"])
+        return {i: np.asarray(e, dtype=np.float32) for i, e in zip(got["ids"], got["embeddings"])}
+
+    @property
+    def embedder(self):
+        return self.index.embedder
+
+    def named(self, question: str) -> list[str]:
+        """Ids of the papers the question names (names.named_papers)."""
+        return named_papers(self.index, question)
 
     def embed_query(self, text: str) -> np.ndarray:
         """The query's vector (the last few are kept: deciding and searching embed the same question)."""

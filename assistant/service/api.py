@@ -137,87 +137,11 @@ def remove_papers(paper_ids: list[str], settings: Settings) -> list[str]:
 
 
 def doctor(settings: Settings, repair: bool = False) -> dict:
-    """Checks a user can read at a glance: config (key masked), index, embedder, LLM endpoint.
+    """Checks a user can read at a glance: config (key masked), index, embedder, LLM endpoint, re-ranker.
     ``repair``: first mend the index (repair.repair), listing what was done in ``report["repairs"]``."""
-    import time
+    from assistant.service.doctor import doctor as doctor_fn
 
-    report: dict = {"config": settings.public(), "checks": []}
-    if repair:
-        from assistant.errors import AssistantError
-        from assistant.store.repair import repair as repair_fn
-
-        try:
-            report["repairs"], report["unrepaired"] = repair_fn(settings)
-        except AssistantError as exc:
-            report["repairs"], report["unrepaired"] = [], [str(exc)]
-
-    def check(name: str, fn) -> None:
-        started = time.perf_counter()
-        try:
-            detail = fn()
-            report["checks"].append({"check": name, "ok": True, "detail": detail,
-                                     "ms": round((time.perf_counter() - started) * 1000)})
-        except Exception as exc:  # doctor reports every failure instead of stopping at the first
-            from assistant.endpoint import scrub
-
-            report["checks"].append({"check": name, "ok": False, "detail": scrub(str(exc), settings),
-                                     "ms": round((time.perf_counter() - started) * 1000)})
-
-    def index_check():
-        from assistant.store.integrity import translate
-        from assistant.store.repair import inspect
-
-        try:
-            found = inspect(settings)
-        except Exception as exc:  # a full disk, a lost server: the line the other commands print
-            raise (translate(exc, settings) or exc) from None
-        m = found["manifest"] or {}
-        if found["problems"]:
-            raise RuntimeError("; ".join(found["problems"]) + f"; fix with: {found['fix']}")
-        derived = ", ".join(f"{k} {v}" for k, v in found["derived"].items())
-        return f"{found['papers']} papers, {found['chunks']} chunks, embedder {m.get('embedder')} ({m.get('dim')}d) " \
-               f"in {found['dir']}; consistent (commit {found['generation']}; {derived})"
-
-    def embedder_check():
-        from assistant.embed.embedder import embed_query
-        from assistant.embed.embedders import get_embedder
-
-        vec = embed_query(get_embedder(settings), "doctor check")
-        return f"{settings.embed.embedder}: {vec.shape[0]} dimensions, model checksum verified"
-
-    def llm_check():
-        if not settings.llm_enabled:
-            return "no LLM configured: answers are extractive (set OPENAI_API_KEY or OPENAI_BASE_URL)"
-        from assistant.endpoint import make_client, map_error
-
-        client = make_client(settings).with_options(max_retries=0, timeout=min(settings.llm.timeout, 10))
-        try:
-            models = [m.id for m in client.models.list()]
-        except Exception as exc:
-            raise map_error(exc, settings) from exc
-        where = settings.llm.base_url or "https://api.openai.com/v1"
-        note = "" if not models or settings.llm.model in models else f"; model {settings.llm.model!r} is not listed there"
-        return f"{where} reachable, {len(models)} models{note}"
-
-    def rerank_check():
-        from assistant.search.rerank import INSTALL, model_path, reranker, smollm2_path
-
-        if settings.search.rerank == "off":
-            if smollm2_path() is None:
-                return f"off: SmolLM2's weights are not installed ({INSTALL} re-ranks close calls; see the " \
-                       "README's Re-ranking)"
-            return "off (ASSISTANT_RERANK=off)"
-
-        value = reranker(settings.search.rerank).score("doctor check?", "A passage.")
-        return f"{model_path(settings.search.rerank)} loaded (depth {settings.search.rerank_depth}, margin " \
-               f"{settings.search.rerank_margin}; check score {value:.2f})"
-
-    check("index", index_check)
-    check("embedder", embedder_check)
-    check("llm", llm_check)
-    check("rerank", rerank_check)
-    report["ok"] = all(c["ok"] for c in report["checks"])
-    return report
+    return doctor_fn(settings, repair)
 
 
 def which(criterion: str, settings: Settings, progress: Progress | None = None):
