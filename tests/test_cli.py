@@ -327,7 +327,7 @@ def test_streamed_answer_renders_as_live_markdown_in_a_terminal(bundled_index_di
 
     from rich.console import Console
 
-    import assistant.cli.app as cli
+    import assistant.cli.render as cli
 
     from .conftest import sse_response
 
@@ -349,7 +349,7 @@ def test_sources_say_which_lower_numbered_sources_went_uncited():
     from rich.console import Console
 
     from assistant.qa.answer import Answer, Citation
-    from assistant.cli.app import render_sources
+    from assistant.cli.render import render_sources
     from assistant.search.retrieve import Hit
 
     hits = [Hit(paper_id=f"p{i}", title=f"Paper {i}", score=1 - i / 10, snippet="s") for i in (1, 2, 3, 4)]

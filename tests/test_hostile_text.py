@@ -291,7 +291,7 @@ def test_a_streamed_answer_in_a_terminal_is_inert_and_shows_link_targets(evil_in
 
     from rich.console import Console
 
-    import assistant.cli.app as cli
+    import assistant.cli.render as cli
 
     screen = io.StringIO()
     monkeypatch.setattr(cli, "out", Console(file=screen, force_terminal=True, width=200, color_system="standard"))

@@ -46,7 +46,7 @@ def test_hostile_abstract_stays_inert_data_in_the_user_message(hostile_index, mo
 
 def test_extractive_answer_never_invents_citation_numbers(hostile_index, monkeypatch):
     monkeypatch.setenv("ASSISTANT_LLM", "off")
-    settings = Settings.from_env(index_dir=hostile_index.index_dir)
+    settings = Settings.from_env(index_dir=hostile_index.index.dir)
     retriever = Retriever(Index(settings), settings)
     ans = answer_question(retriever, "federated learning security")
     _, cited, invalid = parse_citations(ans.text, len(ans.sources))
