@@ -161,3 +161,7 @@ def test_every_name_of_the_public_api_resolves():
 
     missing = [name for name in assistant.__all__ if getattr(assistant, name, None) is None]
     assert not missing, f"assistant.__all__ names what it does not provide: {missing}"
+
+
+def test_the_readme_stays_a_manual_of_at_most_15_kb():
+    assert len((PACKAGE.parent / "README.md").read_bytes()) <= 15_000

@@ -48,10 +48,10 @@ class AssistantRetriever(BaseRetriever):
     relevance gate refuses returns no nodes (``last`` holds its retrieval, hits and confidence included).
     """
 
-    def __init__(self, top_k: int = 5, settings: Settings | None = None, **kwargs: Any):
+    def __init__(self, top_k: int | None = None, settings: Settings | None = None, **kwargs: Any):
         super().__init__(**kwargs)
-        self.top_k = top_k
         self.settings = _settings(settings)
+        self.top_k = top_k or self.settings.search.top_k  # ASSISTANT_TOP_K unless given
         self._searcher: Retriever | None = None
         #: The last query's retrieval (its gate verdict and every hit, refused or not).
         self.last: Retrieval | None = None
@@ -181,8 +181,9 @@ class AssistantQueryEngine(CustomQueryEngine):
         return Response(text, source_nodes=nodes, metadata=meta)
 
 
-def assistant_query_engine(llm: LLM | None = None, top_k: int = 5, settings: Settings | None = None) -> AssistantQueryEngine:
-    """A query engine over :class:`AssistantRetriever` (``top_k`` sources) answering through ``llm``
+def assistant_query_engine(llm: LLM | None = None, top_k: int | None = None,
+                           settings: Settings | None = None) -> AssistantQueryEngine:
+    """A query engine over :class:`AssistantRetriever` (``top_k`` sources, default ASSISTANT_TOP_K) answering through ``llm``
     (any llama-index LLM; default :class:`AssistantLLM` on the configured endpoint). Citations look
     like ``CITATION_EXAMPLE`` ({example})."""
     settings = _settings(settings)
