@@ -10,6 +10,7 @@ from pathlib import Path
 
 from assistant.qa.answer import Answer, Citation
 from assistant.errors import InputError
+from assistant.store.layout import chats_file
 from assistant.search.retrieve import Hit
 
 SCHEMA = """
@@ -35,7 +36,7 @@ def answer_from_dict(d: dict) -> Answer:
 class ChatStore:
     def __init__(self, index_dir: Path):
         Path(index_dir).mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(Path(index_dir) / "chats.sqlite"))
+        self.db = sqlite3.connect(str(chats_file(index_dir)))
         self.db.executescript(SCHEMA)
 
     def new(self, title: str = "") -> str:

@@ -101,12 +101,12 @@ def theme_count(n: int) -> int:
 
 def _layout(retriever: Retriever, method: str) -> tuple[dict, bool]:
     """Ids, coordinates, theme per paper and theme labels; cached per index fingerprint and method."""
-    from assistant.config import local_dir
     from assistant.qa.synthesis import cluster, label_terms
+    from assistant.store.layout import map_cache
 
     index = retriever.index
     fingerprint = (index.manifest or {}).get("fingerprint") or index.fingerprint()
-    cache_dir = local_dir(retriever.settings) / "map"
+    cache_dir = map_cache(retriever.settings)
     cache = cache_dir / f"v{LAYOUT_VERSION}-{method}-{fingerprint}.json"
     if cache.exists():
         try:

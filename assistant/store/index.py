@@ -1,6 +1,6 @@
 """The index, read side: chunks and papers in Chroma, the manifest, and the caches derived from them.
 
-Layout of ``index_dir`` (every path under it is named in the store package)::
+Layout of ``index_dir`` (every path under it is named in layout.py)::
 
     index_dir/
       chroma/          Chroma PersistentClient: collections ``chunks``, ``papers`` and ``meta``
@@ -10,6 +10,7 @@ Layout of ``index_dir`` (every path under it is named in the store package)::
       papers.json      every paper and where each chunk's text is (a cache of Chroma)
       manifest.json    embedder id, dimension, chunking, paper-set fingerprint, sources ingested
       chats.sqlite     saved chat sessions (chat/history.py)
+      map/             the map's layouts (qa/landscape.py)
       .lock            held while an ingest or remove writes (ingest.py)
 
 Writes go through ingest.py; what a read may trust, journals of writes and damage checks are in integrity.py.

@@ -1,0 +1,28 @@
+"""Every path under the index directory, named once: the store package owns the directory, and what other stages
+keep there (saved chats, the map's layout cache) is placed by these functions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assistant.config import Settings, local_dir
+
+CHROMA = "chroma"  # the Chroma store of record (collections chunks, papers, meta)
+BM25 = "bm25"  # derived: the bm25s index (lexical.py)
+VECTORS = "vectors"  # derived: every chunk vector in one matrix (vectors.py)
+SNAPSHOT = "papers.json"  # derived: every paper and where each chunk's text is
+SENTENCES = "sentences.sqlite"  # cache: sentence vectors of quoted abstracts (sentence_cache.py)
+MANIFEST = "manifest.json"  # what was committed: embedder, chunking, fingerprint, sources
+LOCK = ".lock"  # held while an ingest or remove writes
+CHATS = "chats.sqlite"  # saved conversations (chat/history.py)
+MAP = "map"  # the map's layouts, one per index version and projection (qa/landscape.py)
+
+
+def chats_file(index_dir: Path) -> Path:
+    """Where the conversations of the index in ``index_dir`` are saved."""
+    return Path(index_dir) / CHATS
+
+
+def map_cache(settings: Settings) -> Path:
+    """Where the map's layouts of this index are cached (beside the local part of the index in server mode)."""
+    return local_dir(settings) / MAP
