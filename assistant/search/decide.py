@@ -203,7 +203,12 @@ def ablate_gain(retriever, question: str, paper_id: str, cos: float, qterms: set
     missing = qterms - paper_terms
     if not missing:
         return 0.0
-    term = max(missing, key=lambda t: weights.get(t, rarest))
+    # equally rare terms (often several unknown to the corpus): the first the question writes. A set's order
+    # changes with each process's hash seed, and picking by it made the same question answered in one run and
+    # refused in the next
+    seq = stem_list(question)
+    in_question = sorted(missing, key=lambda t: (seq.index(t) if t in seq else len(seq), t))
+    term = max(in_question, key=lambda t: weights.get(t, rarest))
     kept = " ".join(w for w in re.findall(r"\S+", question) if term not in terms(w))
     if not terms(kept):
         return 0.0
