@@ -360,20 +360,34 @@ def damage(index, journal: dict | None) -> IndexStoreError:
 
 def finish_commit(index) -> bool:
     """A commit killed between its Chroma write and manifest.json: the store and the manifest's copy in
-    Chroma agree with each other and with the live counts, manifest.json is a generation behind.
-    Finish it by writing manifest.json from the copy (derived files follow their new tag)."""
-    if index.remote or index.manifest is None:
+    Chroma agree with each other and with the live counts, manifest.json is a generation behind (or, after
+    a first ingest, missing while no derived file was built from the copy's state). Finish it by writing
+    manifest.json from the copy (derived files follow their new tag)."""
+    if index.remote or index.manifest_error is not None:
         return False
     state, copy = meta_get(index, "state"), meta_get(index, "manifest")
     if not state or not copy or state_of(copy) != state or live(index) != {"papers": state["papers"],
                                                                           "chunks": state["chunks"]}:
         return False
-    if (index.manifest.get("generation") or 0) >= (state.get("generation") or 0):
+    if index.manifest is None and built_from(index, state_tag(copy)):
+        return False  # the commit went on past manifest.json (its BM25 is there): manifest.json was deleted since
+    if ((index.manifest or {}).get("generation") or 0) >= (state.get("generation") or 0):
         return False
+    index.check_manifest(copy)
     with try_lock(index) as got:
         if got:
             index.write_manifest(copy)
         return got
+
+
+def built_from(index, tag: str) -> bool:
+    """Whether a derived file (BM25, the chunk-vector matrix) records committed state ``tag``: a commit writes
+    them after manifest.json."""
+    for name in ("bm25", "vectors"):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            if json.loads((index.dir / name / "ids.json").read_text()).get("state") == tag:
+                return True
+    return False
 
 
 @contextlib.contextmanager
