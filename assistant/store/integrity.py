@@ -446,11 +446,30 @@ def complete_remove(index, ids: list[str]) -> None:
 # --- writers -----------------------------------------------------------------------------
 
 
-def crash_point(name: str) -> None:
-    """Tests kill the process here (ASSISTANT_TEST_CRASH=name) to prove each step is recoverable."""
-    if os.environ.get("ASSISTANT_TEST_CRASH") == name:
-        import signal
+_crash_seen: dict[str, int] = {}
 
+
+def crash_point(name: str) -> None:
+    """Tests kill the process here to prove each step is recoverable. ASSISTANT_TEST_CRASH is ``name`` (kill
+    at its first occurrence), ``name@N`` (at its Nth: say, the third group of an ingest) or ``name+S`` (at
+    its first occurrence start a timer that kills the process S seconds later, wherever it then is: inside a
+    Chroma write, the embedder, the commit)."""
+    spec = os.environ.get("ASSISTANT_TEST_CRASH")
+    if not spec or not spec.startswith(name) or spec[len(name):len(name) + 1] not in ("", "@", "+"):
+        return
+    import signal
+
+    rest = spec[len(name):]
+    _crash_seen[name] = _crash_seen.get(name, 0) + 1
+    if rest.startswith("+"):
+        if _crash_seen[name] == 1:
+            import threading
+
+            timer = threading.Timer(float(rest[1:]), os.kill, (os.getpid(), signal.SIGKILL))
+            timer.daemon = True  # a write that ends first exits normally
+            timer.start()
+        return
+    if _crash_seen[name] == (int(rest[1:]) if rest else 1):
         os.kill(os.getpid(), signal.SIGKILL)
 
 
