@@ -233,3 +233,25 @@ def test_a_writer_whose_lock_was_taken_over_stops_at_its_next_group(chroma_url, 
     finally:
         with contextlib.suppress(Exception):
             client.delete_collection(SERVER_LOCK)
+
+
+def test_a_reader_sees_another_clients_commit_on_its_next_search(chroma_url, tmp_path):
+    """A reader that lives across commands (a chat) follows another client's ingest and remove on its next
+    search: before, its BM25, papers and query caches stayed those of the commit it had opened."""
+    from assistant.store.ingest import remove
+
+    a = Settings(index_dir=tmp_path / "a", chroma_url=chroma_url)
+    b = Settings(index_dir=tmp_path / "b", chroma_url=chroma_url)
+    ingest(load_papers([FIXTURES / "mini_zh.txt"])[0], a, rebuild=True)
+    reader = Retriever(Index(b))
+    assert reader.search("federated learning differential privacy", k=3).hits[0].paper_id == "mini_zh#1"
+    assert reader.count() == 3
+    mini = load_papers([FIXTURES / "mini.txt"])[0]
+    ingest(mini[:3], a)  # client a commits three papers
+    title = mini[2].display_title  # "OpenAgentSafety: a comprehensive and modular framework ..."
+    hits = reader.search(title, k=3).hits
+    assert hits[0].paper_id == "mini#3" and hits[0].bm25 > 0  # found by its exact title, BM25 included
+    assert reader.index.manifest["papers"] == reader.count() == 6 and "mini#3" in reader.papers()
+    remove(["mini#3"], a)
+    assert "mini#3" not in {h.paper_id for h in reader.search(title, k=3).hits}
+    assert reader.index.manifest["papers"] == 5
