@@ -110,6 +110,18 @@ def test_an_interrupted_first_ingest_is_named_and_finished_by_ingest_not_by_the_
     assert top_hit(idx)[0] == "mine#2" and run("doctor", "--index-dir", idx).exit_code == 0
 
 
+def test_a_first_ingest_killed_between_its_commit_and_manifest_json_is_finished_by_the_next_read(tmp_path):
+    # found by tests/test_crash.py's random kill points: the read said "no manifest.json (deleted?)", and a re-run
+    # of the ingest refused to run until doctor --repair
+    idx, source = tmp_path / "idx", tmp_path / "mine.txt"
+    shutil.copy(FIXTURES / "mini.txt", source)
+    crash("commit-meta", "ingest", source, "--index-dir", idx)
+    assert not (idx / "manifest.json").exists() and stored(idx) == 6
+    assert top_hit(idx)[0] == "mine#2"  # the read wrote manifest.json from its copy in Chroma
+    assert json.loads((idx / "manifest.json").read_text())["sources"] == [str(source.resolve())]
+    assert run("doctor", "--index-dir", idx).exit_code == 0
+
+
 def test_only_an_interrupted_build_of_the_bundled_corpus_is_resumed_by_a_read(tmp_path):
     from assistant.store.integrity import NoIndex, holds_nothing
 

@@ -1,5 +1,6 @@
 """Server mode against a real `chroma run` on 127.0.0.1 (started here, or by .ci/run via ASSISTANT_TEST_CHROMA_URL)."""
 
+import contextlib
 import os
 import shutil
 import sys
@@ -177,3 +178,80 @@ def test_a_server_client_holds_no_vector_matrix_nor_corpus(chroma_url, tmp_path)
     assert retriever.set_filter("heterogeneity") < idx.count()  # a where filter on the HNSW query
     hits = retriever.search("reasoning modalities", k=5).hits
     assert hits and {h.paper_id for h in hits} <= retriever.allowed
+
+
+def test_clients_taking_over_an_expired_lock_at_once_never_both_hold_it(chroma_url, tmp_path):
+    """A lock whose owner died is taken over by exactly one of the clients that find it expired at the same
+    moment; the others get the one line of a held lock. (Chroma has no compare-and-swap: before, each
+    deleted the expired lock and created its own, and a late delete removed the winner's.)"""
+    import threading
+    import time
+
+    from assistant.store.integrity import SERVER_LOCK, server_lock, server_lock_holder
+
+    client = Index(Settings(index_dir=tmp_path / "a", chroma_url=chroma_url), create=True, check=False).client
+    racers = 3
+    for round_ in range(4):
+        with contextlib.suppress(Exception):
+            client.delete_collection(SERVER_LOCK)
+        client.create_collection(SERVER_LOCK, metadata={"owner": "dead-host:1", "expires": time.time() - 1})
+        start, held, refused = threading.Barrier(racers), [], []
+
+        def race(i: int) -> None:
+            start.wait()
+            try:
+                with server_lock(client, chroma_url):
+                    began = time.monotonic()
+                    time.sleep(1.0)  # writing
+                    held.append((began, time.monotonic()))
+            except IndexStoreError as exc:
+                refused.append(str(exc))
+
+        threads = [threading.Thread(target=race, args=(i,)) for i in range(racers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(held) == 1 and len(refused) == racers - 1, (round_, held, refused)
+        assert all("another client" in r and "wait for it to finish" in r for r in refused)
+        assert server_lock_holder(client) is None  # the winner released it
+
+
+def test_a_writer_whose_lock_was_taken_over_stops_at_its_next_group(chroma_url, tmp_path):
+    from assistant.store.integrity import SERVER_LOCK, server_lock, server_lock_holder
+
+    client = Index(Settings(index_dir=tmp_path / "a", chroma_url=chroma_url), create=True, check=False).client
+    try:
+        with server_lock(client, chroma_url) as refresh:
+            refresh()  # still ours: the expiry moves on
+            # it stalled past its expiry and another client took the lock over
+            client.get_collection(SERVER_LOCK).modify(metadata={"owner": "other-host:7", "token": "other-host:7:x",
+                                                                "expires": 4e9})
+            with pytest.raises(IndexStoreError, match=r"another client \(other-host:7\) took over the ingest lock"):
+                refresh()
+        assert server_lock_holder(client) == "other-host:7"  # leaving did not release the other client's lock
+    finally:
+        with contextlib.suppress(Exception):
+            client.delete_collection(SERVER_LOCK)
+
+
+def test_a_reader_sees_another_clients_commit_on_its_next_search(chroma_url, tmp_path):
+    """A reader that lives across commands (a chat) follows another client's ingest and remove on its next
+    search: before, its BM25, papers and query caches stayed those of the commit it had opened."""
+    from assistant.store.ingest import remove
+
+    a = Settings(index_dir=tmp_path / "a", chroma_url=chroma_url)
+    b = Settings(index_dir=tmp_path / "b", chroma_url=chroma_url)
+    ingest(load_papers([FIXTURES / "mini_zh.txt"])[0], a, rebuild=True)
+    reader = Retriever(Index(b))
+    assert reader.search("federated learning differential privacy", k=3).hits[0].paper_id == "mini_zh#1"
+    assert reader.count() == 3
+    mini = load_papers([FIXTURES / "mini.txt"])[0]
+    ingest(mini[:3], a)  # client a commits three papers
+    title = mini[2].display_title  # "OpenAgentSafety: a comprehensive and modular framework ..."
+    hits = reader.search(title, k=3).hits
+    assert hits[0].paper_id == "mini#3" and hits[0].bm25 > 0  # found by its exact title, BM25 included
+    assert reader.index.manifest["papers"] == reader.count() == 6 and "mini#3" in reader.papers()
+    remove(["mini#3"], a)
+    assert "mini#3" not in {h.paper_id for h in reader.search(title, k=3).hits}
+    assert reader.index.manifest["papers"] == 5

@@ -1,8 +1,12 @@
-"""Exports of answers: a Markdown transcript, BibTeX for cited papers, a JSON evidence record."""
+"""Exports of answers: a Markdown transcript, BibTeX for cited papers, a JSON evidence record.
+
+What is written is as inert as what is printed (docs/faults.md): a user who ``cat``s a saved file must not
+have their terminal driven by an abstract or a model. Markdown and BibTeX hold the text as the terminal
+shows it (:func:`~assistant.text.safetext.for_terminal`: ESC as ␛, C1 controls spelled out, bidi overrides
+and zero-width characters dropped); JSON keeps every string exactly, with those characters as escapes."""
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from pathlib import Path
@@ -11,35 +15,57 @@ from assistant.qa.answer import Answer
 from assistant.config import Settings
 from assistant.text.corpus import Paper
 from assistant.errors import InputError
+from assistant.text.safetext import for_terminal, json_for_terminal
 
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".bib": "bibtex", ".json": "json"}
 
 
 def to_markdown(answers: list[Answer]) -> str:
+    def line(text: str) -> str:  # a heading, a list item, a quote: one line, so its text cannot end it
+        return for_terminal(text, one_line=True)
+
     parts = ["# assistant transcript", ""]
     for a in answers:
-        parts += [f"## {a.question}", ""]
+        parts += [f"## {line(a.question)}", ""]
         if a.mode == "extractive" and a.answerable:
             parts += ["*Extractive answer (no LLM configured): verbatim sentences from the abstracts.*", ""]
-        parts += [a.text, ""]
+        parts += [for_terminal(a.text), ""]
         if a.quoted:  # an LLM answer that cited none of its sources: as the terminal shows it
             parts += ["*The model cited none of its sources: nothing above is checked against an abstract.*", "",
-                      "**What the sources say, quoted without the model**", "", a.quoted, ""]
+                      "**What the sources say, quoted without the model**", "", for_terminal(a.quoted), ""]
         if a.citations or a.quoted_citations:
             parts += ["**Sources**", ""]
             for c in a.citations or a.quoted_citations:
-                parts.append(f"{c.n}. `{c.paper_id}`: {c.title}  ")
-                parts.append(f"   > {c.snippet}")
+                parts.append(f"{c.n}. `{line(c.paper_id)}`: {line(c.title)}  ")
+                parts.append(f"   > {line(c.snippet)}")
             parts.append("")
     return "\n".join(parts).rstrip() + "\n"
 
 
+#: What TeX would act on in a field, spelled so it is typeset as itself. Braces included: BibTeX counts every
+#: brace, even an escaped ``\{``, to find where a field ends, so one unbalanced brace in a title swallowed the
+#: rest of the file; ``\textbraceleft{}`` is balanced whatever the text holds.
+_TEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\textbraceleft{}", "}": r"\textbraceright{}",
+                "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "&": r"\&", "%": r"\%", "$": r"\$",
+                "#": r"\#", "_": r"\_"}
+
+
 def _bib_escape(text: str) -> str:
-    return re.sub(r"([&%$#_{}])", r"\\\1", text.replace("\\", " ")).replace("~", r"\~{}")
+    """A field's text, one line, inert (:func:`for_terminal`) and with TeX's special characters as themselves."""
+    return re.sub(r"[\\{}~^&%$#_]", lambda m: _TEX_SPECIAL[m.group(0)], for_terminal(text, one_line=True))
+
+
+def _bib_url(url: str) -> str:
+    """A URL as a field: inert, and what is not ASCII or would end the field (braces, a backslash, a space)
+    percent-encoded, so it still leads where it did."""
+    from urllib.parse import quote
+
+    return quote(for_terminal(url, one_line=True).strip(), safe=":/?#[]@!$&'()*+,;=%-._~")
 
 
 def bib_key(paper: Paper, year: str | None) -> str:
-    first = (paper.authors[0].split()[-1] if paper.authors else paper.title.split()[0] if paper.title else "paper")
+    words = (paper.authors[0] if paper.authors else paper.title).split()  # a blank author or title has none
+    first = (words[-1] if paper.authors else words[0]) if words else "paper"
     first = re.sub(r"[^A-Za-z0-9]", "", first).lower() or "paper"
     suffix = re.sub(r"[^A-Za-z0-9]", "", paper.id)[-8:]
     return f"{first}{year or ''}_{suffix}"
@@ -102,7 +128,7 @@ def to_bibtex(papers: list[Paper]) -> str:
         if year:
             fields.append(("year", year))
         if p.url:
-            fields.append(("url", p.url))
+            fields.append(("url", _bib_url(p.url)))
         where = venue(p.extra.get("collection") or "")
         if where:
             fields.append(("howpublished", _bib_escape(where)))
@@ -156,7 +182,8 @@ def save(path: Path, answers: list[Answer], papers: dict[str, Paper], settings: 
                  if c.paper_id in papers]
         text = to_bibtex(cited)
     else:
-        text = json.dumps(evidence_record(answers, settings), ensure_ascii=False, indent=2) + "\n"
+        # every string exact; controls, bidi and zero-width characters as \uXXXX escapes (a lone surrogate too)
+        text = json_for_terminal(evidence_record(answers, settings)) + "\n"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

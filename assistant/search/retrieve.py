@@ -172,7 +172,15 @@ class Retriever:
 
     def named(self, question: str) -> list[str]:
         """Ids of the papers the question names (names.named_papers)."""
+        self.follow()
         return named_papers(self.index, question)
+
+    def follow(self) -> None:
+        """Take up another client's commit to a shared Chroma server (Index.follow) and forget the searches
+        made before it."""
+        if self.index.follow():
+            self._mended.clear()
+            self._probes.clear()
 
     def embed_query(self, text: str) -> np.ndarray:
         """The query's vector (the last few are kept: deciding and searching embed the same question)."""
@@ -247,6 +255,7 @@ class Retriever:
 
         ``rerank``: this search's order is what the user reads (not a probe or a wider pool), so with
         ASSISTANT_RERANK a close call past the gate is re-ranked (see :meth:`_rerank`)."""
+        self.follow()
         mended = self.mend(query)
         probe = self._probes.get(self._key(query))
         k = k or self.settings.search.top_k

@@ -148,33 +148,78 @@ def server_lock_holder(client) -> str | None:
     return str(meta.get("owner", "?"))
 
 
+#: A client taking over an expired server lock waits this long before reading it back. Chroma has no
+#: compare-and-swap, so every client that found the lock expired writes its own token; the last write wins,
+#: and each reads back whose token is there. A client's write follows its read of the expired lock by one
+#: request (milliseconds), so after this wait every such write has landed.
+LOCK_SETTLE = 0.5
+
+
+def _lock_meta(client) -> dict:
+    try:
+        return dict(client.get_collection(SERVER_LOCK).metadata or {})
+    except Exception:  # no lock
+        return {}
+
+
+def _lock_busy(holder, url: str) -> IndexStoreError:
+    return IndexStoreError(f"another client ({holder or 'unknown'}) is writing to the Chroma server at {url}; "
+                           "wait for it to finish (a lock left by a dead client expires within "
+                           f"{LOCK_TTL:.0f} s)")
+
+
+def _take_server_lock(client, url: str, mine: str, token: str):
+    """The lock collection, held with ``token``: created if there is none (creation is atomic), taken over
+    if its owner let it expire (write our token, wait :data:`LOCK_SETTLE`, proceed only if it is still
+    ours), else IndexStoreError naming the holder."""
+    for _ in range(3):
+        mark = {"owner": mine, "token": token, "expires": time.time() + LOCK_TTL}
+        try:
+            return client.create_collection(SERVER_LOCK, metadata=mark)
+        except Exception:  # it exists
+            pass
+        try:
+            col = client.get_collection(SERVER_LOCK)
+        except Exception:  # released since: create it
+            continue
+        meta = col.metadata or {}
+        if float(meta.get("expires", 0)) >= time.time():
+            raise _lock_busy(meta.get("owner"), url)
+        with contextlib.suppress(Exception):  # deleted meanwhile: the read back says
+            col.modify(metadata=mark)
+        time.sleep(LOCK_SETTLE)
+        held = _lock_meta(client)
+        if held.get("token") == token:
+            return col
+        if held:  # another client that found it expired wrote after us: it holds the lock
+            raise _lock_busy(held.get("owner"), url)
+    raise _lock_busy(None, url)
+
+
 @contextlib.contextmanager
 def server_lock(client, url: str):
     """The ingest lock of a Chroma server shared by several clients: a collection created atomically,
-    with its owner and expiry; ``refresh()`` (called per group of papers) pushes the expiry on."""
+    with its owner, a token of this holder and an expiry; ``refresh()`` (called per group of papers) checks
+    the lock is still this holder's and pushes the expiry on."""
+    import uuid
+
     mine = owner()
-    for attempt in range(2):
-        try:
-            col = client.create_collection(SERVER_LOCK, metadata={"owner": mine, "expires": time.time() + LOCK_TTL})
-            break
-        except Exception:
-            holder = server_lock_holder(client)
-            if holder is None and attempt == 0:  # expired: its owner died without releasing it
-                with contextlib.suppress(Exception):
-                    client.delete_collection(SERVER_LOCK)
-                continue
-            raise IndexStoreError(f"another client ({holder or 'unknown'}) is writing to the Chroma server at {url}; "
-                                  "wait for it to finish (a lock left by a dead client expires within "
-                                  f"{LOCK_TTL:.0f} s)") from None
+    token = f"{mine}:{uuid.uuid4().hex[:12]}"  # two threads of one process are two writers
+    col = _take_server_lock(client, url, mine, token)
 
     def refresh() -> None:
-        col.modify(metadata={"owner": mine, "expires": time.time() + LOCK_TTL})
+        held = _lock_meta(client)
+        if held.get("token") != token:  # this writer stalled past the expiry and another took over
+            raise IndexStoreError(f"another client ({held.get('owner', 'unknown')}) took over the ingest lock of "
+                                  f"the Chroma server at {url} (this write stalled for over {LOCK_TTL:.0f} s); "
+                                  "wait for it to finish, then run the command again: it resumes where it stopped")
+        col.modify(metadata={"owner": mine, "token": token, "expires": time.time() + LOCK_TTL})
 
     try:
         yield refresh
     finally:
         with contextlib.suppress(Exception):
-            if (client.get_collection(SERVER_LOCK).metadata or {}).get("owner") == mine:
+            if _lock_meta(client).get("token") == token:
                 client.delete_collection(SERVER_LOCK)
 
 
@@ -360,20 +405,34 @@ def damage(index, journal: dict | None) -> IndexStoreError:
 
 def finish_commit(index) -> bool:
     """A commit killed between its Chroma write and manifest.json: the store and the manifest's copy in
-    Chroma agree with each other and with the live counts, manifest.json is a generation behind.
-    Finish it by writing manifest.json from the copy (derived files follow their new tag)."""
-    if index.remote or index.manifest is None:
+    Chroma agree with each other and with the live counts, manifest.json is a generation behind (or, after
+    a first ingest, missing while no derived file was built from the copy's state). Finish it by writing
+    manifest.json from the copy (derived files follow their new tag)."""
+    if index.remote or index.manifest_error is not None:
         return False
     state, copy = meta_get(index, "state"), meta_get(index, "manifest")
     if not state or not copy or state_of(copy) != state or live(index) != {"papers": state["papers"],
                                                                           "chunks": state["chunks"]}:
         return False
-    if (index.manifest.get("generation") or 0) >= (state.get("generation") or 0):
+    if index.manifest is None and built_from(index, state_tag(copy)):
+        return False  # the commit went on past manifest.json (its BM25 is there): manifest.json was deleted since
+    if ((index.manifest or {}).get("generation") or 0) >= (state.get("generation") or 0):
         return False
+    index.check_manifest(copy)
     with try_lock(index) as got:
         if got:
             index.write_manifest(copy)
         return got
+
+
+def built_from(index, tag: str) -> bool:
+    """Whether a derived file (BM25, the chunk-vector matrix) records committed state ``tag``: a commit writes
+    them after manifest.json."""
+    for name in ("bm25", "vectors"):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            if json.loads((index.dir / name / "ids.json").read_text()).get("state") == tag:
+                return True
+    return False
 
 
 @contextlib.contextmanager
@@ -432,11 +491,30 @@ def complete_remove(index, ids: list[str]) -> None:
 # --- writers -----------------------------------------------------------------------------
 
 
-def crash_point(name: str) -> None:
-    """Tests kill the process here (ASSISTANT_TEST_CRASH=name) to prove each step is recoverable."""
-    if os.environ.get("ASSISTANT_TEST_CRASH") == name:
-        import signal
+_crash_seen: dict[str, int] = {}
 
+
+def crash_point(name: str) -> None:
+    """Tests kill the process here to prove each step is recoverable. ASSISTANT_TEST_CRASH is ``name`` (kill
+    at its first occurrence), ``name@N`` (at its Nth: say, the third group of an ingest) or ``name+S`` (at
+    its first occurrence start a timer that kills the process S seconds later, wherever it then is: inside a
+    Chroma write, the embedder, the commit)."""
+    spec = os.environ.get("ASSISTANT_TEST_CRASH")
+    if not spec or not spec.startswith(name) or spec[len(name):len(name) + 1] not in ("", "@", "+"):
+        return
+    import signal
+
+    rest = spec[len(name):]
+    _crash_seen[name] = _crash_seen.get(name, 0) + 1
+    if rest.startswith("+"):
+        if _crash_seen[name] == 1:
+            import threading
+
+            timer = threading.Timer(float(rest[1:]), os.kill, (os.getpid(), signal.SIGKILL))
+            timer.daemon = True  # a write that ends first exits normally
+            timer.start()
+        return
+    if _crash_seen[name] == (int(rest[1:]) if rest else 1):
         os.kill(os.getpid(), signal.SIGKILL)
 
 
