@@ -50,7 +50,8 @@ def uses_hnsw(index) -> bool:
         return True
     found = getattr(index, "_uses_hnsw", None)
     if found is None:
-        found = index._uses_hnsw = index.chunks.count() > EMBEDDED_HNSW_ABOVE
+        counted = getattr(index, "verified_counts", None)  # read by the open's check: no need to open Chroma
+        found = index._uses_hnsw = (counted["chunks"] if counted else index.chunks.count()) > EMBEDDED_HNSW_ABOVE
     return found
 
 
