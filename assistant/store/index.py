@@ -22,12 +22,10 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-
-import numpy as np  # noqa: E402
 
 from assistant.config import Settings, local_dir  # noqa: E402
 from assistant.errors import IndexStoreError, InputError  # noqa: E402
@@ -40,6 +38,9 @@ from assistant.store.records import meta_to_paper, paged, retry_during_ingest  #
 from assistant.store.sentence_cache import SentenceSide  # noqa: E402
 from assistant.store.vectors import ChunkVectors, VectorSide  # noqa: E402
 from assistant.text.corpus import Paper  # noqa: E402
+
+if TYPE_CHECKING:  # numpy is imported where used: `papers` and `show` need none (~0.2 s CPU)
+    import numpy as np
 
 MANIFEST_VERSION = 1
 CHUNKS = "chunks"
