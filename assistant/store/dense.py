@@ -45,7 +45,7 @@ def hnsw_metadata() -> dict:
 
 def uses_hnsw(index) -> bool:
     """Whether searches of this index take their dense candidates from HNSW (decided once per opened index)."""
-    mode = getattr(index.settings, "dense", "auto")
+    mode = index.settings.index.dense
     if mode in ("exact", "hnsw"):
         return mode == "hnsw"
     if index.remote:
