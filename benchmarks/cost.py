@@ -294,6 +294,7 @@ def main() -> int:
     ap.add_argument("--startup-repeats", type=int, default=5)
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
+    args.index_dir = args.index_dir.resolve()  # the commands run in other working directories (--startup's trees)
     if args.startup:
         args.json = args.json or HERE / "results" / "cost_startup.json"
         # built in a child: a process started from this one counts this one's peak RSS as its own (fork and
