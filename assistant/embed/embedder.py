@@ -22,7 +22,7 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 from assistant.errors import ConfigError  # noqa: E402
 
-if TYPE_CHECKING:  # numpy is imported where used: `papers` and `show` need none (~0.2 s CPU)
+if TYPE_CHECKING:  # numpy is imported where used: `papers` and `show` need none (~0.3 s CPU)
     import numpy as np
 
 MINILM_ID = "all-MiniLM-L6-v2-onnx-int8"

@@ -39,7 +39,7 @@ from assistant.store.sentence_cache import SentenceSide  # noqa: E402
 from assistant.store.vectors import ChunkVectors, VectorSide  # noqa: E402
 from assistant.text.corpus import Paper  # noqa: E402
 
-if TYPE_CHECKING:  # numpy is imported where used: `papers` and `show` need none (~0.2 s CPU)
+if TYPE_CHECKING:  # numpy is imported where used: `papers` and `show` need none (~0.3 s CPU)
     import numpy as np
 
 MANIFEST_VERSION = 1
