@@ -2,6 +2,7 @@
 
     python benchmarks/cost.py [--index-dir DIR] [--distractors-index DIR] [--repeats 3] [--ask-repeats 3] [--before]
                               [--variants] [--skip-processes] [--json OUT]
+    python benchmarks/cost.py --startup [REV] [--startup-repeats 5] [--index-dir DIR] [--json OUT]
 
 CPU seconds (user + sys of the process, from os.wait4) and peak RSS, because the machine is shared: wall
 time says more about the neighbours than about us. Measured with the README's set-up (SmolLM2's weights
@@ -20,8 +21,16 @@ installed, so ASSISTANT_RERANK=auto means re-ranking on) and no LLM (extractive 
   2026-12-02 (every close call at any size, 20 whole abstracts). ``--variants``: depths and passages
   compared (the model's scores are cached per process, so depths after the first cost little).
 
+- ``startup`` (``--startup REV``, issue 29, alone): what a one-shot command costs, this checkout against the
+  package as it was at git revision REV (``git archive`` into benchmarks/.work/tree-REV; each process runs with
+  its tree as working directory and PYTHONPATH, so ``python -m assistant`` imports that copy), on one bundled
+  index: ``--help``, ``papers --json``, ``show ID`` and ``ask`` with 5 questions, re-ranking default and off, each
+  --startup-repeats times, the two trees alternating. Each question is asked once by both trees first (the
+  first ask of a question embeds its papers' sentences; the first process builds the embedder's graph cache):
+  the first run after install is not counted. CPU p50/p95 and peak RSS per command and tree.
+
 The distractor index is the one ``benchmarks/retrieval.py --distractors`` builds (benchmarks/.work/iclr_arxiv).
-Writes benchmarks/results/cost.json.
+Writes benchmarks/results/cost.json (``--startup``: benchmarks/results/cost_startup.json).
 """
 
 from __future__ import annotations
@@ -58,6 +67,10 @@ QUESTIONS = [
     "compare pruning and quantization for efficient transformers",
     "What is the boiling point of water on Mars?",
 ]
+
+
+#: Five of them for --startup: short topics, a lookup in the papers' words, an area question, one nothing answers.
+STARTUP_QUESTIONS = [QUESTIONS[0], QUESTIONS[2], QUESTIONS[5], QUESTIONS[8], QUESTIONS[11]]
 
 
 def _run(args: list[str], env: dict, root: Path = ROOT) -> dict:
@@ -138,6 +151,68 @@ def processes(index_dir: Path, repeats: int, ask_repeats: int) -> dict:
             "one_shot": one_shot, "ask_rows": rows}
 
 
+def checkout(rev: str) -> Path:
+    """The package as it was at git revision ``rev``, in benchmarks/.work/tree-<rev> (made once)."""
+    dest = HERE / ".work" / f"tree-{rev}"
+    if not (dest / "assistant" / "__main__.py").is_file():
+        dest.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "assistant"], capture_output=True,
+                                 check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
+
+
+def startup(index_dir: Path, before: str, repeats: int) -> dict:
+    """One-shot commands as whole processes, the code at ``before`` and this checkout alternating (see the module
+    docstring): CPU seconds p50/p95 and peak RSS per command and tree, and every run's CPU seconds."""
+    trees = {"before": checkout(before), "after": ROOT}
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ASSISTANT_", "OPENAI_", "PYTHON"))}
+    base.update(ASSISTANT_INDEX_DIR=str(index_dir), ORT_DISABLE_TELEMETRY="1", ANONYMIZED_TELEMETRY="False",
+                COLUMNS="120")
+    if "ASSISTANT_CACHE_DIR" in os.environ:
+        base["ASSISTANT_CACHE_DIR"] = os.environ["ASSISTANT_CACHE_DIR"]
+
+    def run(tree: str, args: list[str], **extra) -> dict:
+        return _run(args, dict(base, PYTHONPATH=str(trees[tree]), **extra), trees[tree])
+
+    papers = json.loads(run("after", ["papers", "--json"])["out"])
+    show_id = papers[len(papers) // 2]["paper_id"]
+    for tree in trees:  # the first run after install: caches built, not measured
+        run(tree, ["papers", "--json"])
+        for question in STARTUP_QUESTIONS:
+            run(tree, ["ask", question])
+    commands = {"--help": ([["--help"]], {}), "papers --json": ([["papers", "--json"]], {}),
+                "show ID": ([["show", show_id]], {}),
+                "ask, re-ranking default": ([["ask", q] for q in STARTUP_QUESTIONS], {}),
+                "ask, ASSISTANT_RERANK=off": ([["ask", q] for q in STARTUP_QUESTIONS], {"ASSISTANT_RERANK": "off"})}
+    rows: dict[str, dict[str, list[dict]]] = {name: {tree: [] for tree in trees} for name in commands}
+    for rep in range(repeats):
+        order = list(trees) if rep % 2 == 0 else list(reversed(trees))  # neither tree always runs first
+        for name, (argvs, extra) in commands.items():
+            for args in argvs:
+                for tree in order:
+                    r = run(tree, args, **extra)
+                    rows[name][tree].append({"args": args[1:], "cpu_s": r["cpu_s"], "rss_mb": r["rss_mb"]})
+        print(f"  startup: repetition {rep + 1}/{repeats} done", file=sys.stderr)
+    out: dict = {"before": before, "after": _head(), "repeats": repeats, "questions": STARTUP_QUESTIONS,
+                 "show_id": show_id, "commands": {}}
+    for name, by_tree in rows.items():
+        out["commands"][name] = {tree: {"runs": len(got), "cpu_p50": round(_pct([r["cpu_s"] for r in got], 50), 3),
+                                        "cpu_p95": round(_pct([r["cpu_s"] for r in got], 95), 3),
+                                        "rss_max_mb": max(r["rss_mb"] for r in got), "rows": got}
+                                 for tree, got in by_tree.items()}
+    return out
+
+
+def _head() -> str:
+    """This checkout's commit, marked when its files differ from it."""
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "assistant"], capture_output=True,
+                           text=True).stdout.strip()
+    return head + ("+changes" if dirty else "")
+
+
 def rerank(index_dir: Path, label: str, variants: list[tuple[str, dict]]) -> dict:
     """Dev questions under each variant (settings overrides, plus ``passage``): R@1/R@5, re-ranked searches,
     per-question CPU seconds. One process, so the model loads once and its scores are cached across variants
@@ -214,8 +289,28 @@ def main() -> int:
     ap.add_argument("--variants", action="store_true", help="also re-ranking depths and passages")
     ap.add_argument("--skip-processes", action="store_true")
     ap.add_argument("--skip-95", action="store_true", help="no re-ranking figures at 95 papers")
-    ap.add_argument("--json", type=Path, default=HERE / "results" / "cost.json")
+    ap.add_argument("--startup", metavar="REV", nargs="?", const="31febc7",
+                    help="only the one-shot commands, this checkout against git revision REV (default 31febc7)")
+    ap.add_argument("--startup-repeats", type=int, default=5)
+    ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
+    args.index_dir = args.index_dir.resolve()  # the commands run in other working directories (--startup's trees)
+    if args.startup:
+        args.json = args.json or HERE / "results" / "cost_startup.json"
+        # built in a child: a process started from this one counts this one's peak RSS as its own (fork and
+        # exec carry the parent's high-water mark into ru_maxrss), so this one imports nothing of the assistant
+        build = "import sys, pathlib, _bundled; _bundled.bundled_index(pathlib.Path(sys.argv[1]))"
+        subprocess.run([sys.executable, "-c", build, str(args.index_dir)], cwd=HERE, check=True,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        results = {"machine": {"cpus": os.cpu_count(), "load_1min_at_start": round(os.getloadavg()[0], 2),
+                               "measured": time.strftime("%Y-%m-%d %H:%M")}}
+        results["startup"] = startup(args.index_dir, args.startup, args.startup_repeats)
+        results["machine"]["load_1min_at_end"] = round(os.getloadavg()[0], 2)
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2))
+        print_table(results)
+        return 0
+    args.json = args.json or HERE / "results" / "cost.json"
     from assistant.search.rerank import smollm2_path
 
     if smollm2_path() is None:
@@ -252,6 +347,16 @@ def main() -> int:
 
 
 def print_table(results: dict) -> None:
+    s = results.get("startup")
+    if s:
+        print(f"\nOne-shot commands as whole processes, {s['before']} (before) against {s['after']} (after); CPU "
+              f"seconds = user + sys, peak RSS; {s['repeats']} repetitions, each question once per repetition")
+        print(f"{'command':28s} {'runs':>5} {'p50 before':>11} {'p50 after':>10} {'p95 before':>11} {'p95 after':>10} "
+              f"{'MB before':>10} {'MB after':>9}")
+        for name, r in s["commands"].items():
+            b, a = r["before"], r["after"]
+            print(f"{name:28s} {a['runs']:5d} {b['cpu_p50']:11.2f} {a['cpu_p50']:10.2f} {b['cpu_p95']:11.2f} "
+                  f"{a['cpu_p95']:10.2f} {b['rss_max_mb']:10.0f} {a['rss_max_mb']:9.0f}")
     p = results.get("processes")
     if p:
         print(f"\nWhole processes, bundled {p['papers']} papers (CPU seconds = user + sys; peak RSS)")

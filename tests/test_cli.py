@@ -327,12 +327,15 @@ def test_streamed_answer_renders_as_live_markdown_in_a_terminal(bundled_index_di
 
     from rich.console import Console
 
-    import assistant.cli.render as cli
+    import assistant.cli.app as cli
+    import assistant.cli.render as render
 
     from .conftest import sse_response
 
     screen = io.StringIO()
-    monkeypatch.setattr(cli, "out", Console(file=screen, force_terminal=True, width=100, color_system="standard"))
+    terminal = Console(file=screen, force_terminal=True, width=100, color_system="standard")
+    monkeypatch.setattr(cli, "out", terminal)
+    monkeypatch.setattr(render, "out", terminal)  # the stream and the sources are drawn by cli/render.py
     mocked_openai_chat.return_value = sse_response("## Findings\n\n", "**Federated** learning ", "is studied [1].")
     res = run("ask", "Which papers study federated learning?", "--index-dir", str(bundled_index_dir))
     assert res.exit_code == 0, res.output

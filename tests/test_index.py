@@ -85,9 +85,10 @@ print(json.dumps({"n": len(papers), "show": title, "listed": listed, "chromadb":
 """
     out = subprocess.run([sys.executable, "-c", code, str(mini_index)], capture_output=True, text=True, check=True)
     got = json.loads(out.stdout)
-    # a read checks the store against its last commit, so Chroma is opened (integrity.check_open); the papers and
-    # snippets themselves come from the snapshot
+    # a read checks the store against its last commit by reading chroma.sqlite3 directly (integrity.check_open), and
+    # the papers and snippets come from the snapshot: Chroma is never opened
     assert got["n"] == 6 and got["show"]
+    assert got["listed"] == [] and not got["chromadb"]
     assert got["snippets"] and all(got["snippets"].values())
     (mini_index / "papers.json").rename(mini_index / "kept.json")
     chroma = Index(Settings(index_dir=mini_index))

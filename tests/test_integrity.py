@@ -2,6 +2,7 @@
 damage is detected by the next command or by doctor, remove and ingest survive a kill at every step, and
 storage faults (read-only directory, full disk) are one line with exit 4 - never a traceback."""
 
+import contextlib
 import errno
 import json
 import os
@@ -243,6 +244,102 @@ def test_lost_vector_segments_are_damage_not_an_ingest_and_repair_re_embeds(tmp_
     res = run("doctor", "--repair", "--index-dir", idx)
     assert res.exit_code == 0 and has(res.stdout, "re-embedded the 6 stored abstracts")
     assert top_hit(idx)[0] == "mini#2"
+
+
+# a healthy local index is checked by reading chroma.sqlite3 with sqlite3 (integrity.verified_directly): `papers` and
+# `show` import no chromadb, and damage still fails the next command with its one-line fix
+
+#: Runs the CLI, then says on its last stderr line which heavy modules the process imported.
+PROBE = ("import atexit, sys\n"
+         "atexit.register(lambda: print('imported:', *[m for m in ('chromadb', 'onnxruntime', 'numpy')"
+         " if m in sys.modules], file=sys.stderr))\n"
+         "from assistant.cli.app import main\n"
+         "main()")
+
+
+def test_papers_and_show_on_a_healthy_index_import_no_chromadb(mini_index):
+    env = {**os.environ, "ORT_DISABLE_TELEMETRY": "1"}
+    outputs = []
+    for cmd in (["papers", "--json"], ["show", "mini#2", "--json"], ["show", "mini#2"]):
+        proc = subprocess.run([sys.executable, "-c", PROBE, *cmd, "--index-dir", str(mini_index)], capture_output=True,
+                              text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr.strip().splitlines()[-1] == "imported:", (cmd, proc.stderr)  # chromadb ~1.7 s CPU, numpy ~0.2
+        outputs.append(proc.stdout)
+    assert len(json.loads(outputs[0])) == 6 and json.loads(outputs[1])["paper_id"] == "mini#2"
+    assert "Mixture-of-Thought" in outputs[2]
+
+
+def _delete_row(index_dir, paper_id: str) -> None:
+    """A paper's record deleted from chroma.sqlite3 itself, behind Chroma's back."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(index_dir / "chroma" / "chroma.sqlite3")) as db, db:
+        (segment,) = db.execute("SELECT s.id FROM segments s JOIN collections c ON s.collection = c.id "
+                                "WHERE c.name = 'papers' AND s.scope = 'METADATA'").fetchone()
+        (row,) = db.execute("SELECT id FROM embeddings WHERE segment_id = ? AND embedding_id = ?",
+                            (segment, paper_id)).fetchone()
+        db.execute("DELETE FROM embedding_metadata WHERE id = ?", (row,))
+        db.execute("DELETE FROM embeddings WHERE id = ?", (row,))
+
+
+DIRECT_DAMAGE = {
+    "an embeddings row deleted from chroma.sqlite3": (lambda d: _delete_row(d, "mini#3"),
+                                                      ("inconsistent", "6 papers", "store: 5 papers", "doctor --repair")),
+    "a paper record deleted through Chroma": (
+        lambda d: Index(Settings(index_dir=d), check=False).papers.delete(ids=["mini#3"]),
+        ("inconsistent", "store: 5 papers", "doctor --repair")),
+    "chroma.sqlite3 emptied": (lambda d: (d / "chroma" / "chroma.sqlite3").write_bytes(b""),
+                               ("is empty but its manifest lists 6 papers", "assistant ingest --rebuild")),
+}
+
+
+@pytest.mark.parametrize("damage", DIRECT_DAMAGE)
+def test_damage_behind_the_manifest_s_back_fails_papers_show_and_search(mini_index, damage):
+    do, phrases = DIRECT_DAMAGE[damage]
+    do(mini_index)
+    fresh()
+    for cmd in (["papers"], ["show", "mini#2"], ["search", "reasoning"]):
+        res = run(*cmd, "--index-dir", mini_index)
+        assert res.exit_code == 4 and has(error_line(res), *phrases), (cmd, res.output)
+
+
+def test_a_record_rewritten_at_the_same_counts_is_read_from_the_store(mini_index):
+    """The counts still match, so a read goes on as before; but the store's log moved past the position its commit
+    recorded (the manifest's seq), so papers come from Chroma, not from that commit's papers.json."""
+    idx = Index(Settings(index_dir=mini_index), check=False)
+    got = idx.papers.get(ids=["mini#2"], include=["metadatas", "embeddings"])
+    meta = dict(got["metadatas"][0])
+    meta["paper_json"] = json.dumps({**json.loads(meta["paper_json"]), "title": "Rewritten behind the manifest"})
+    idx.papers.upsert(ids=["mini#2"], embeddings=[got["embeddings"][0]], metadatas=[meta])
+    res = run("show", "mini#2", "--json", "--index-dir", mini_index)
+    assert res.exit_code == 0 and json.loads(res.stdout)["title"] == "Rewritten behind the manifest"
+    assert len(json.loads(run("papers", "--json", "--index-dir", mini_index).stdout)) == 6
+
+
+def test_what_the_direct_read_cannot_decide_is_left_to_chromadb(mini_index, monkeypatch):
+    import sqlite3
+
+    from assistant.store import chroma_file, integrity
+
+    path = mini_index / "chroma" / "chroma.sqlite3"
+    found = chroma_file.read_store(path, integrity.COUNTED, integrity.META)
+    manifest = json.loads((mini_index / "manifest.json").read_text())
+    assert (found["papers"], found["chunks"]) == (6, manifest["chunks"]) and found["seq"] == manifest["seq"]
+    assert json.loads(found["meta"]["state"]) == integrity.state_of(manifest) and "journal" not in found["meta"]
+    assert Index(Settings(index_dir=mini_index)).verified_counts == {"papers": 6, "chunks": manifest["chunks"]}
+    with monkeypatch.context() as m:  # another Chroma's schema: checked through chromadb, with the same verdict
+        m.setattr(chroma_file, "SCHEMA", {**chroma_file.SCHEMA, "sysdb": 11})
+        assert chroma_file.read_store(path, integrity.COUNTED, integrity.META) is None
+        idx = Index(Settings(index_dir=mini_index))
+        assert idx.verified_counts is None and len(idx.all_papers()) == 6
+    # a log entry Chroma has not applied yet (a crash between its two writes): only chromadb can count
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        (collection,) = db.execute("SELECT id FROM collections WHERE name = 'papers'").fetchone()
+        db.execute("INSERT INTO embeddings_queue (topic, id, operation, vector, encoding, metadata) "
+                   "VALUES (?, 'ghost', 2, NULL, NULL, '{}')", (f"persistent://default/default/{collection}",))
+    assert chroma_file.read_store(path, integrity.COUNTED, integrity.META) is None
+    assert chroma_file.read_store(mini_index / "missing.sqlite3", integrity.COUNTED, integrity.META) is None
 
 
 # --- 5. remove is crash-safe ------------------------------------------------------------------

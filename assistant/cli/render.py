@@ -79,7 +79,7 @@ class BuildProgress:
     """A rich progress bar for embedding papers, shown only when work happens."""
 
     def __init__(self, label: str = "Embedding papers", transient: bool = False):
-        self.label = escape(label, one_line=True)  # a progress column reads markup: "Evaluating q[1].jsonl"
+        self.label = label  # escaped when the bar is shown (rich.markup is not imported by a command that shows none)
         self.transient = transient
         self.progress = None
         self.task = None
@@ -94,7 +94,8 @@ class BuildProgress:
             self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                      TimeRemainingColumn(), console=getattr(err, "real", err), transient=self.transient)
             self.progress.start()
-            self.task = self.progress.add_task(self.label, total=total)
+            # a progress column reads markup: "Evaluating q[1].jsonl"
+            self.task = self.progress.add_task(escape(self.label, one_line=True), total=total)
         self.progress.update(self.task, completed=done, total=total)
         self.finished = done >= total
         if self.finished:

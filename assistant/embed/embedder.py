@@ -15,14 +15,15 @@ import threading
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 # onnxruntime phones home unless told not to; this must happen before it is imported.
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-import numpy as np  # noqa: E402
-
 from assistant.errors import ConfigError  # noqa: E402
+
+if TYPE_CHECKING:  # numpy is imported where used: `papers` and `show` need none (~0.3 s CPU)
+    import numpy as np
 
 MINILM_ID = "all-MiniLM-L6-v2-onnx-int8"
 MINILM_DIM = 384
@@ -128,6 +129,8 @@ def _fast_graph(source: str, cache_dir: Path | None, threads: int) -> bytes | No
     A new build is checked against the original graph on probe texts before it is used or cached, so a
     different onnxruntime that treats the fused nodes differently falls back to the original graph.
     """
+    import numpy as np
+
     from assistant.embed import onnxgraph
 
     cached = _cached_graph(cache_dir)
@@ -213,6 +216,8 @@ class OnnxMiniLM:
     @staticmethod
     def _embed_with(session, texts: list[str], batch_size: int,
                     on_batch: Callable[[int], None] | None = None) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, MINILM_DIM), dtype=np.float32)
         tok = load_tokenizer()
@@ -264,6 +269,8 @@ def embedder_id(spec: str) -> str:
 def embed_array(embedder, texts: list[str], on_batch: Callable[[int], None] | None = None) -> np.ndarray:
     """Embed texts as a normalised float32 matrix, whatever the embedder (``on_batch(n)``: n more
     texts are done, where the embedder reports it)."""
+    import numpy as np
+
     if isinstance(embedder, LocalMiniLM):
         return embedder.embed_array(texts, on_batch=on_batch)
     if hasattr(embedder, "embed_array"):
@@ -274,6 +281,8 @@ def embed_array(embedder, texts: list[str], on_batch: Callable[[int], None] | No
 
 
 def embed_query(embedder, text: str) -> np.ndarray:
+    import numpy as np
+
     if hasattr(embedder, "embed_array"):
         return embedder.embed_array([text])[0]
     v = np.asarray(embedder.get_query_embedding(text), dtype=np.float32)

@@ -12,7 +12,6 @@ from assistant.text.corpus import Paper, ParseReport, load_papers
 from assistant.text.latex import readable
 from assistant.text.safetext import clip, for_terminal, json_for_terminal
 from assistant.store.index import Progress
-from assistant.store.ingest import IngestReport, ingest
 from assistant.store.opening import open_index
 
 __all__ = [
@@ -24,6 +23,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # imported where used: `papers` and `show` need none of them (~0.3 s CPU)
+    from assistant.store.ingest import IngestReport
     from assistant.chat.history import ChatStore
     from assistant.chat.conversation import Conversation
     from assistant.errors import AssistantError
@@ -35,7 +35,7 @@ def ingest_paths(paths: list[Path] | None, settings: Settings, rebuild: bool = F
                  progress: Progress | None = None) -> tuple[IngestReport, ParseReport]:
     """Parse everything first (so a bad file changes nothing), then write the index. ``--rebuild``
     without paths re-reads the sources the manifest records, never silently the bundled corpus."""
-    from assistant.store.ingest import rebuild_sources
+    from assistant.store.ingest import ingest, rebuild_sources
     from assistant.store.integrity import source_list
 
     if rebuild and not paths:

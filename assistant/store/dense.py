@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from assistant.text.corpus import Paper
+
+if TYPE_CHECKING:  # numpy is imported where used: `papers` and `show` call only uses_hnsw here
+    import numpy as np
 
 #: An embedded index with more chunks than this searches through HNSW (ASSISTANT_DENSE=exact|hnsw overrides): at
 #: 200k chunks the HNSW side took 6.5 ms (recall@10 0.982), the matrix 22.9 ms and 614 MB (docs/chroma-scale.md).
@@ -50,7 +52,8 @@ def uses_hnsw(index) -> bool:
         return True
     found = getattr(index, "_uses_hnsw", None)
     if found is None:
-        found = index._uses_hnsw = index.chunks.count() > EMBEDDED_HNSW_ABOVE
+        counted = getattr(index, "verified_counts", None)  # read by the open's check: no need to open Chroma
+        found = index._uses_hnsw = (counted["chunks"] if counted else index.chunks.count()) > EMBEDDED_HNSW_ABOVE
     return found
 
 
@@ -67,6 +70,7 @@ class MatrixDense:
         self.at = retriever.index.chunk_vectors().position
 
     def top(self, n: int) -> list[str]:
+        import numpy as np
 
         return [self.ids[i] for i in top_indices(self.best, n) if np.isfinite(self.best[i])]
 
@@ -74,6 +78,8 @@ class MatrixDense:
         return paper_id in self.at
 
     def exact(self, paper_ids: list[str]) -> dict[str, float]:
+        import numpy as np
+
         scores = {pid: float(self.best[self.at[pid]]) for pid in paper_ids if pid in self.at}
         return {pid: s for pid, s in scores.items() if np.isfinite(s)}
 
@@ -85,6 +91,8 @@ class HnswDense:
     """Candidates from the chunk collection's HNSW index, re-scored exactly (see the module docstring)."""
 
     def __init__(self, retriever, qvec: np.ndarray):  # a retrieve.Retriever
+        import numpy as np
+
         self.retriever = retriever
         self.qvec = np.asarray(qvec, dtype=np.float32)
         self.scores: dict[str, float] = {}
@@ -99,6 +107,8 @@ class HnswDense:
     def top(self, n: int) -> list[str]:
         """The papers of the nearest ``n * CHUNKS_PER_PAPER`` chunks (within the filter), nearest first; each
         scored by its nearest chunk's cosine, which the HNSW search computed exactly for the chunks it returns."""
+        import numpy as np
+
         allowed = self.retriever.allowed
         where = {"paper_id": {"$in": sorted(allowed)}} if allowed is not None and len(allowed) <= MAX_IN else None
         want = max(1, n * CHUNKS_PER_PAPER * (1 if where or allowed is None else 4))
@@ -139,11 +149,15 @@ class HnswDense:
     vectors_read = 0
 
     def _read(self, got: dict) -> None:
+        import numpy as np
+
         if got["ids"]:
             self.vectors_read += len(got["ids"])
             self._score(got["ids"], np.asarray(got["embeddings"], dtype=np.float32) @ self.qvec)
 
     def _score(self, chunk_ids: list[str], sims: np.ndarray) -> None:
+        import numpy as np
+
         for cid, sim in zip(chunk_ids, sims):
             pid = paper_of(cid)
             if sim > self.scores.get(pid, -np.inf):
@@ -224,6 +238,8 @@ SHELF_SIZE = 2048
 
 def top_indices(scores: np.ndarray, n: int) -> np.ndarray:
     """Indices of the n largest scores, best first (a partial sort: the index can hold 100k papers)."""
+    import numpy as np
+
     if n >= len(scores):
         return np.argsort(-scores, kind="stable")
     part = np.argpartition(-scores, n)[:n]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where used: `papers` and `show` need none
+    import numpy as np
 
 
 def fingerprint_of(hashes: dict[str, str]) -> str:
@@ -18,6 +20,8 @@ def fingerprint_of(hashes: dict[str, str]) -> str:
 def matrix_crc(matrix: np.ndarray) -> str:
     """Checksum of a matrix's bytes (order-sensitive: shuffled rows change it); ~1 GB/s."""
     import zlib
+
+    import numpy as np
 
     return f"{zlib.crc32(np.ascontiguousarray(matrix).data):08x}:{matrix.shape}"
 

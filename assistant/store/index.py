@@ -23,12 +23,10 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-
-import numpy as np  # noqa: E402
 
 from assistant.config import Settings, local_dir  # noqa: E402
 from assistant.errors import IndexStoreError, InputError  # noqa: E402
@@ -41,6 +39,9 @@ from assistant.store.records import meta_to_paper, paged, retry_during_ingest  #
 from assistant.store.sentence_cache import SentenceSide  # noqa: E402
 from assistant.store.vectors import ChunkVectors, VectorSide  # noqa: E402
 from assistant.text.corpus import Paper  # noqa: E402
+
+if TYPE_CHECKING:  # numpy is imported where used: `papers` and `show` need none (~0.3 s CPU)
+    import numpy as np
 
 MANIFEST_VERSION = 1
 CHUNKS = "chunks"
@@ -94,14 +95,18 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         self.manifest = manifest
         self._snapshot: dict | None = None
         self._snapshot_tried = False
+        #: set by integrity.verified_directly: the live counts it read (the store as the manifest says), and whether the
+        #: store was written since the commit (then its papers are read from it, not from the commit's snapshot)
+        self.verified_counts: dict | None = None
+        self.store_moved = False
         if self.remote:
             self._open_collections()
         if self.remote and manifest is None and not create and self.count() == 0 and \
                 integrity.meta_get(self, "journal") is None:
             raise integrity.NoIndex(f"no index at {where}; build one with: assistant ingest [PATHS]")
-        # a read checks the store against its last commit (integrity.check_open). That opens Chroma: a check that
-        # skipped it when nothing changed (a stamp of the store's files) missed writes that leave file sizes as
-        # they were, so every read pays for the import (docs/speed.md)
+        # a read checks the store against its last commit (integrity.check_open): a healthy local store by reading
+        # chroma.sqlite3 directly, so that `papers`, `show` and `ask` import no chromadb (docs/speed.md); anything
+        # else through Chroma
         if check and not create:
             integrity.check_open(self)
 
@@ -294,7 +299,8 @@ class Index(LexicalSide, VectorSide, SentenceSide):
     def snapshot(self) -> dict | None:
         """The papers and where each chunk's text is, as of the manifest's fingerprint (``papers.json``, written
         by each commit; see :func:`_snapshot_of`), or None when there is none for it (then Chroma is read)."""
-        if self._snapshot is None and not self.remote and (self.manifest or {}).get("fingerprint"):
+        if self._snapshot is None and not self.remote and not self.store_moved and \
+                (self.manifest or {}).get("fingerprint"):
             try:
                 data = json.loads((self.dir / SNAPSHOT).read_text(encoding="utf-8"))
                 if data.get("version") == SNAPSHOT_VERSION and data.get("fingerprint") == self.manifest["fingerprint"]:
@@ -374,6 +380,12 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         manifest["chunks"] = self.chunks.count()
         manifest["generation"] = int(manifest.get("generation") or 0) + 1  # every commit: a new state tag
         manifest["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+        seq = integrity.store_seq(self)  # where the store's log stands: a write after this commit moves it
+        if seq is None:
+            manifest.pop("seq", None)
+        else:
+            manifest["seq"] = seq
+        self.verified_counts, self.store_moved = None, False
         self.write_manifest(manifest)
         self._papers_cache = self._snapshot = None
         self._snapshot_tried = True  # written below, from what this commit holds

@@ -115,6 +115,56 @@ def live(index) -> dict:
     return {"papers": index.papers.count(), "chunks": index.chunks.count()}
 
 
+# --- the local store read directly, without chromadb ---------------------------------------
+
+#: Collections whose records the direct check counts (the index's PAPERS and CHUNKS).
+COUNTED = ("papers", "chunks")
+
+
+def read_directly(index) -> dict | None:
+    """The local store's counts, log positions and meta record, read without chromadb (chroma_file.read_store)."""
+    from assistant.store.chroma_file import read_store
+
+    return read_store(index.dir / "chroma" / "chroma.sqlite3", COUNTED, META)
+
+
+def store_seq(index) -> dict | None:
+    """Each counted collection's log position, recorded by a commit (the manifest's ``seq``): a later write to the
+    store moves it. None in server mode or when the store cannot be read directly."""
+    if index.remote:
+        return None
+    found = read_directly(index)
+    return found["seq"] if found else None
+
+
+def verified_directly(index) -> bool:
+    """:func:`check_open`'s checks on a local store, without chromadb: no journal, the recorded state equal to the
+    manifest's, the live counts equal to the state's, and, when the manifest records the store's log position
+    (``seq``), the store not written since that commit. True: the index is as its last commit left it. False: let
+    chromadb decide (damage, a write under way or interrupted, an index from before the state record, another
+    Chroma version, a read-only directory, whose message chromadb's path gives). A store written since the commit
+    at the same counts (a record replaced behind the manifest's back) also sets ``index.store_moved``: its
+    papers are then read from the store, not from the snapshot of the commit."""
+    m = index.manifest
+    if index.remote or m is None or index.manifest_error is not None or not os.access(index.dir, os.W_OK):
+        return False
+    store = read_directly(index)
+    if store is None or "journal" in store["meta"]:
+        return False
+    try:
+        state = json.loads(store["meta"].get("state") or "null")
+    except (TypeError, ValueError):
+        return False
+    if not isinstance(state, dict) or state != state_of(m) or \
+            {name: store[name] for name in COUNTED} != {name: state[name] for name in COUNTED}:
+        return False
+    if m.get("seq") is not None and m["seq"] != store["seq"]:
+        index.store_moved = True
+        return False
+    index.verified_counts = {name: store[name] for name in COUNTED}
+    return True
+
+
 # --- who is writing ---------------------------------------------------------------------
 
 
@@ -351,7 +401,10 @@ def consistent(index) -> bool:
 
 
 def check_open(index) -> None:
-    """Raise one clear error when what a read would see is not what the last write committed."""
+    """Raise one clear error when what a read would see is not what the last write committed. A healthy local
+    store is checked without chromadb (:func:`verified_directly`); anything else through it."""
+    if verified_directly(index):
+        return
     journal = None
     for attempt in range(2):
         journal = meta_get(index, "journal")

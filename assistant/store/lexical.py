@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import shutil
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from assistant.store.chunks import bm25_text
 from assistant.store.files import files_crc, scratch, swap_in
 from assistant.text.terms import bm25s_module, stem_tokenize
+
+if TYPE_CHECKING:  # numpy is imported where used: `papers` and `show` need none
+    import numpy as np
 
 #: Bumped whenever what BM25 indexes changes, so stale BM25 indexes are rebuilt on open.
 BM25_VERSION = 2
@@ -76,6 +78,8 @@ class LexicalSide:
 
     def term_weights(self) -> dict[str, float]:
         """IDF of each stemmed term in the BM25 vocabulary (document frequency from the CSC matrix)."""
+        import numpy as np
+
         if self._idf is None:
             retriever, ids = self.bm25()
             idf: dict[str, float] = {}
@@ -97,6 +101,8 @@ class LexicalSide:
 
     def term_ceilings(self) -> np.ndarray:
         """Per BM25 vocabulary id, the highest score that term gives any paper (0 for unused ids)."""
+        import numpy as np
+
         if self._term_max is None:
             retriever, _ = self.bm25()
             if retriever is None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from assistant.config import Settings
 from assistant.store import integrity
 from assistant.store.index import Index, Progress
-from assistant.store.ingest import ingest
 
 
 def open_index(settings: Settings, build_default: bool = True, progress: Progress | None = None) -> Index:
@@ -16,6 +15,7 @@ def open_index(settings: Settings, build_default: bool = True, progress: Progres
     except integrity.NoIndex:
         if not build_default:
             raise
+    from assistant.store.ingest import ingest  # a writer (numpy, Chroma): only when the bundled corpus is built
     from assistant.text.corpus import load_papers
 
     papers, _ = load_papers()

@@ -7,8 +7,6 @@ import contextlib
 import hashlib
 import json
 
-import numpy as np
-
 #: Sentence vectors of abstracts already quoted by extractive answers (a cache; safe to delete).
 SENTENCE_CACHE = "sentences.sqlite"
 
@@ -49,6 +47,8 @@ class SentenceSide:
     def _sentences_from_disk(self, key: str):
         import sqlite3
 
+        import numpy as np
+
         if not (self.dir / SENTENCE_CACHE).exists():
             return None
         try:
@@ -68,6 +68,8 @@ class SentenceSide:
 
     def _sentences_to_disk(self, key: str, sentences: list[str], vecs) -> None:
         import sqlite3
+
+        import numpy as np
 
         row = (key, json.dumps(sentences), int(vecs.shape[1]) if vecs.ndim == 2 else 0,
                np.ascontiguousarray(vecs, dtype=np.float32).tobytes())

@@ -7,11 +7,13 @@ import functools
 import json
 import shutil
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from assistant.store.files import matrix_crc, scratch, swap_in
 from assistant.store.records import PAGE, retry_during_ingest
+
+if TYPE_CHECKING:  # numpy is imported where used: `papers` and `show` need none
+    import numpy as np
 
 #: Bumped whenever the layout of the cached chunk-vector matrix changes.
 VECTORS_VERSION = 1
@@ -55,6 +57,8 @@ class VectorSide:
 
     def vectors_from_disk(self, tag: str | None) -> ChunkVectors | None:
         """The saved matrix if it was built from committed state ``tag`` and its bytes are as saved."""
+        import numpy as np
+
         path = self.dir / "vectors"
         try:
             meta = json.loads((path / "ids.json").read_text())
@@ -70,6 +74,7 @@ class VectorSide:
 
     def rebuild_vectors(self) -> None:
         """Read every chunk vector from Chroma (in pages) and save the matrix."""
+        import numpy as np
 
         papers = self.all_papers()
         total = retry_during_ingest(self.chunks.count, self.reopen)
@@ -95,6 +100,8 @@ class VectorSide:
     def set_vectors(self, rows: list[tuple[str, str, int]], matrix: np.ndarray) -> None:
         """Group chunk rows (chunk id, paper id, chunk number) per paper in source order, keep them as
         the dense search matrix and save them beside the index (a cache: failing to write is harmless)."""
+        import numpy as np
+
         order = {pid: i for i, pid in enumerate(self.all_papers())}
         perm = sorted((i for i in range(len(rows)) if rows[i][1] in order),
                       key=lambda i: (order[rows[i][1]], rows[i][2], rows[i][0]))
