@@ -79,7 +79,7 @@ def test_the_ingest_lock_is_held_in_the_server_across_clients(chroma_url, tmp_pa
     """Clients with different local directories share the server's lock (docs/index-integrity.md)."""
     import time
 
-    from assistant.store.integrity import SERVER_LOCK, server_lock
+    from assistant.store.server_lock import SERVER_LOCK, server_lock
 
     a = Settings(index_dir=tmp_path / "a", chroma_url=chroma_url)
     b = Settings(index_dir=tmp_path / "b", chroma_url=chroma_url)
@@ -187,7 +187,7 @@ def test_clients_taking_over_an_expired_lock_at_once_never_both_hold_it(chroma_u
     import threading
     import time
 
-    from assistant.store.integrity import SERVER_LOCK, server_lock, server_lock_holder
+    from assistant.store.server_lock import SERVER_LOCK, server_lock, server_lock_holder
 
     client = Index(Settings(index_dir=tmp_path / "a", chroma_url=chroma_url), create=True, check=False).client
     racers = 3
@@ -218,7 +218,7 @@ def test_clients_taking_over_an_expired_lock_at_once_never_both_hold_it(chroma_u
 
 
 def test_a_writer_whose_lock_was_taken_over_stops_at_its_next_group(chroma_url, tmp_path):
-    from assistant.store.integrity import SERVER_LOCK, server_lock, server_lock_holder
+    from assistant.store.server_lock import SERVER_LOCK, server_lock, server_lock_holder
 
     client = Index(Settings(index_dir=tmp_path / "a", chroma_url=chroma_url), create=True, check=False).client
     try:

@@ -23,6 +23,7 @@ from assistant.store import integrity
 from assistant.store.chunks import chunk_papers, chunk_to_meta, embed_text, paper_to_meta
 from assistant.store.index import CHUNKS, PAPERS, Index, Progress
 from assistant.store.memory import fewer_malloc_arenas, release_memory
+from assistant.store.server_lock import owner, server_lock
 from assistant.store.records import paged
 from assistant.text.corpus import Paper
 
@@ -101,7 +102,7 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
         # an earlier write left the store ahead of its last commit: commit even if nothing is new
         dirty = index.manifest is not None and (integrity.meta_get(index, "journal") is not None
                                                 or not integrity.consistent(index))
-        integrity.meta_write(index, journal={"op": "ingest", "sources": sources, "owner": integrity.owner(),
+        integrity.meta_write(index, journal={"op": "ingest", "sources": sources, "owner": owner(),
                                              "embedder": index.embedder_id, "started": time.time()})
         integrity.crash_point("ingest-journaled")
         report = IngestReport()
@@ -247,7 +248,7 @@ def remove(paper_ids: list[str], settings: Settings) -> list[str]:
         missing = sorted(set(paper_ids) - set(found))
         if missing:
             raise InputError(f"not in the index: {', '.join(missing)}; list ids with: assistant papers")
-        integrity.meta_write(index, journal={"op": "remove", "ids": found, "owner": integrity.owner(),
+        integrity.meta_write(index, journal={"op": "remove", "ids": found, "owner": owner(),
                                              "started": time.time()})
         integrity.crash_point("remove-journaled")
         integrity.complete_remove(index, found)
@@ -264,7 +265,7 @@ def open_for_write(settings, held: contextlib.ExitStack, rebuild: bool, create: 
             raise
         return None  # a store too damaged to open: --rebuild replaces it anyway
     if index.remote:
-        index._heartbeat = held.enter_context(integrity.server_lock(index.client, index.remote))
+        index._heartbeat = held.enter_context(server_lock(index.client, index.remote))
     return index
 
 
