@@ -311,7 +311,7 @@ class Conversation:
         """A short follow-up with no "it" ("what about diffusion models?") that is answerable on its own
         and names nothing the previous top paper has moves to a new topic: combined with the previous
         question and that paper's title, it was answered from that paper (which never mentions it)."""
-        from assistant.qa.answer import _terms
+        from assistant.search.decide import terms as _terms
 
         if _ANAPHORA.search(question) or top is None or _DETAIL.search(question):
             return False
@@ -378,7 +378,7 @@ class Conversation:
         the previous question is asked of them ("and the last one?"). The LLM gets the question as asked
         and is told that the sources it is sent, numbered from [1] again in the order named, are the ones
         meant (no corpus text goes outside the sources block)."""
-        from assistant.qa.answer import _terms
+        from assistant.search.decide import terms as _terms
 
         gist = False
         skip: frozenset[str] = frozenset()

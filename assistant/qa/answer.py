@@ -275,7 +275,7 @@ def _asks_little(retriever: Retriever, question: str, named: list[str]) -> bool:
 # --- sources and citations ------------------------------------------------------------------
 
 
-def _escape(text: str) -> str:
+def escape_source(text: str) -> str:
     """Source text as inert data: no tags, no citation markers that look like ours."""
     text = html.escape(text, quote=False)
     return CITATION_RE.sub(lambda m: f"(ref {m.group(1)})", text)
@@ -284,8 +284,8 @@ def _escape(text: str) -> str:
 def format_sources(hits: list[Hit], abstracts: dict[str, str]) -> str:
     blocks = []
     for n, hit in enumerate(hits, 1):
-        body = _escape(abstracts.get(hit.paper_id, hit.snippet))
-        blocks.append(f'<source n="{n}" id="{_escape(hit.paper_id)}">\nTitle: {_escape(hit.title)}\n{body}\n</source>')
+        body = escape_source(abstracts.get(hit.paper_id, hit.snippet))
+        blocks.append(f'<source n="{n}" id="{escape_source(hit.paper_id)}">\nTitle: {escape_source(hit.title)}\n{body}\n</source>')
     return "\n".join(blocks)
 
 

@@ -104,7 +104,7 @@ def best_sentence(retriever: Retriever, query: str, qvec: np.ndarray, paper, pre
     ("we propose ..."), the one matching the query best, scored as an area answer scores sentences;
     any sentence only when none does. Scored without that preference, the opening sentence that
     restates the area won for half the papers."""
-    from assistant.qa.answer import _terms
+    from assistant.search.decide import terms as _terms
 
     sentences, vecs = retriever.sentence_vectors(paper.id, paper.abstract)
     if not sentences:
@@ -239,7 +239,8 @@ def contribution_matches(criterion: str, papers: dict) -> dict[str, str]:
 
 def _sharing_sentence(query: str, paper) -> str:
     """The paper's sentence sharing most of the query's terms (a stated contribution breaks ties)."""
-    from assistant.qa.answer import _terms, split_sentences
+    from assistant.qa.answer import split_sentences
+    from assistant.search.decide import terms as _terms
 
     qterms = _terms(query)
     sentences = split_sentences(paper.abstract) or [paper.abstract]
@@ -247,7 +248,7 @@ def _sharing_sentence(query: str, paper) -> str:
 
 
 def _llm_judge(settings: Settings, criterion: str, candidates: list, batch: int = 10) -> list[str]:
-    from assistant.qa.answer import _escape
+    from assistant.qa.answer import escape_source as _escape
     from assistant.qa.llm import chat
     from assistant.prompts import render
 
@@ -412,7 +413,7 @@ def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: 
 
 def _llm_synthesis(settings: Settings, summary: Summary) -> Summary:
     """Ask the model for a written synthesis over the themed evidence; citations are validated."""
-    from assistant.qa.answer import _escape, parse_citations
+    from assistant.qa.answer import escape_source as _escape, parse_citations
     from assistant.qa.llm import chat
     from assistant.prompts import render, system_prompt
 

@@ -52,7 +52,7 @@ class IngestReport:
 
 
 @contextlib.contextmanager
-def _lock(index_dir: Path):
+def write_lock(index_dir: Path):
     import fcntl
 
     index_dir.mkdir(parents=True, exist_ok=True)
@@ -73,7 +73,7 @@ def _lock(index_dir: Path):
         fh.close()
 
 
-def _batches(items: list, size: int):
+def batches(items: list, size: int):
     for i in range(0, len(items), size):
         yield items[i:i + size]
 
@@ -90,7 +90,7 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
     index_dir = local_dir(settings)
     fewer_malloc_arenas()
     sources = list(sources or [])
-    with _lock(index_dir), contextlib.ExitStack() as held:
+    with write_lock(index_dir), contextlib.ExitStack() as held:
         if not settings.index.chroma_url:
             integrity.check_space(index_dir, len(papers))
         index = open_for_write(settings, held, rebuild)
@@ -119,9 +119,9 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
         _sweep_orphans(index, set(existing))
         written: list[tuple[list[tuple[str, str, int]], np.ndarray]] = []
         if todo:
-            _write(index, todo, settings, report, progress, written)
+            write_papers(index, todo, settings, report, progress, written)
         integrity.crash_point("ingest-written")
-        manifest = index.manifest or index.new_manifest(_probe_dim(index))
+        manifest = index.manifest or index.new_manifest(probe_dim(index))
         manifest["sources"] = sources if rebuild else list(dict.fromkeys(previous + sources))
         report.dropped_sources = [s for s in previous if s not in sources] if rebuild else []
         if todo or dirty or index.manifest is None or rebuild or "generation" not in manifest:
@@ -163,7 +163,7 @@ def _vectors_in_hand(index: Index, before: str | None, hashes: dict[str, str], c
     return rows, (np.concatenate(parts) if parts else np.zeros((0, dim), dtype=np.float32))
 
 
-def _probe_dim(index: Index) -> int:
+def probe_dim(index: Index) -> int:
     from assistant.embed.embedder import embed_query
 
     return int(embed_query(index.embedder, "dimension probe").shape[0])
@@ -174,11 +174,11 @@ def _sweep_orphans(index: Index, committed: set[str]) -> None:
     if index.chunks.count() == 0:
         return
     orphans = [cid for cid, m in paged(index.chunks, ["metadatas"]) if m.get("paper_id") not in committed]
-    for batch in _batches(orphans, 5000):
+    for batch in batches(orphans, 5000):
         index.chunks.delete(ids=batch)
 
 
-def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestReport,
+def write_papers(index: Index, todo: list[Paper], settings: Settings, report: IngestReport,
            progress: Progress | None, written: list | None = None) -> None:
     from assistant.embed.embedder import embed_array
 
@@ -187,7 +187,7 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
     if progress:
         progress(0, len(todo))
     # Work in groups of papers so an interruption loses at most one group's embeddings.
-    for group in _batches(todo, GROUP_SIZE):
+    for group in batches(todo, GROUP_SIZE):
         # Delete, not overwrite: Chroma's upsert merges new metadata into an existing record, and a
         # changed paper may now have fewer chunks. (New papers have none: the delete costs ~3 ms.)
         stale = [p.id for p in group]
@@ -209,7 +209,7 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
         report.embed_seconds += time.perf_counter() - embed_started
         if index.manifest and vecs.shape[1] != int(index.manifest.get("dim", vecs.shape[1])):
             raise IndexStoreError("embedding dimension changed; rebuild with: assistant ingest --rebuild")
-        for batch_idx in _batches(list(range(len(chunks))), max_batch):
+        for batch_idx in batches(list(range(len(chunks))), max_batch):
             index.chunks.upsert(ids=[chunks[i].id for i in batch_idx], embeddings=vecs[batch_idx],
                                 metadatas=[chunk_to_meta(chunks[i], by_id[chunks[i].paper_id]) for i in batch_idx])
         # paper vector: mean of its chunk vectors, renormalised (used for paper-level similarity)
@@ -220,7 +220,7 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
         for p in group:
             v = vecs[rows_of[p.id]].mean(axis=0)
             paper_vecs.append(v / max(float(np.linalg.norm(v)), 1e-12))
-        for batch in _batches(list(range(len(group))), max_batch):
+        for batch in batches(list(range(len(group))), max_batch):
             index.papers.upsert(ids=[group[i].id for i in batch], embeddings=np.asarray([paper_vecs[i] for i in batch]),
                                 metadatas=[paper_to_meta(group[i]) for i in batch])
         integrity.crash_point("ingest-group")
@@ -239,7 +239,7 @@ def _write(index: Index, todo: list[Paper], settings: Settings, report: IngestRe
 def remove(paper_ids: list[str], settings: Settings) -> list[str]:
     """Delete papers and resync BM25 and the manifest; crash-safe: a journal naming the papers is
     written first, and the next command finishes a remove a crash interrupted (integrity.complete_remove)."""
-    with _lock(local_dir(settings)), contextlib.ExitStack() as held:
+    with write_lock(local_dir(settings)), contextlib.ExitStack() as held:
         if not settings.index.chroma_url:
             integrity.check_space(local_dir(settings))
         index = open_for_write(settings, held, rebuild=False, create=False)

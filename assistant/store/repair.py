@@ -101,10 +101,10 @@ def inspect(settings: Settings) -> dict:
 def repair(settings: Settings) -> tuple[list[str], list[str]]:
     """Mend what can be mended; (what was done, what could not be mended and how to fix it)."""
     from assistant.config import local_dir
-    from assistant.store.ingest import _lock
+    from assistant.store.ingest import write_lock
 
     actions: list[str] = []
-    with _lock(local_dir(settings)), contextlib.ExitStack() as held:
+    with write_lock(local_dir(settings)), contextlib.ExitStack() as held:
         from assistant.store.ingest import open_for_write
 
         index = open_for_write(settings, held, rebuild=False, create=False)
@@ -139,9 +139,9 @@ def _mend_manifest(index, journal: dict | None, actions: list[str]) -> None:
         index.manifest = copy
         actions.append("restored manifest.json from its copy in the Chroma store")
         return
-    from assistant.store.ingest import _probe_dim
+    from assistant.store.ingest import probe_dim
 
-    index.manifest = index.new_manifest(_probe_dim(index))
+    index.manifest = index.new_manifest(probe_dim(index))
     sources = list((journal or {}).get("sources") or [])
     index.manifest["sources"] = sources
     if journal and journal.get("embedder"):  # the interrupted ingest recorded what it embedded with
@@ -156,7 +156,7 @@ def _mend_vectors(index, settings: Settings, actions: list[str]) -> None:
     """Lost vector segments: re-embed every stored abstract. Orphan chunks: drop. Papers without chunks:
     re-embed them. The abstracts are in the records' metadata, which survives lost segments."""
     from assistant.store.index import CHUNKS, PAPERS
-    from assistant.store.ingest import IngestReport, _batches, _write
+    from assistant.store.ingest import IngestReport, batches, write_papers
 
     try:
         integrity.probe_vectors(index)
@@ -165,15 +165,15 @@ def _mend_vectors(index, settings: Settings, actions: list[str]) -> None:
         for name in (CHUNKS, PAPERS):
             index.client.delete_collection(name)
         index._open_collections()
-        _write(index, papers, settings, IngestReport(), None)
+        write_papers(index, papers, settings, IngestReport(), None)
         actions.append(f"re-embedded the {len(papers)} stored abstracts (their vectors were unreadable)")
         return
     _, orphans, chunkless = _membership(index)
-    for batch in _batches(orphans, 5000):
+    for batch in batches(orphans, 5000):
         index.chunks.delete(ids=batch)
     if orphans:
         actions.append(f"dropped {len(orphans)} orphan chunks")
     if chunkless:
         stored = index.all_papers()
-        _write(index, [stored[pid] for pid in sorted(chunkless) if pid in stored], settings, IngestReport(), None)
+        write_papers(index, [stored[pid] for pid in sorted(chunkless) if pid in stored], settings, IngestReport(), None)
         actions.append(f"re-embedded {len(chunkless)} papers that had lost their chunks")
