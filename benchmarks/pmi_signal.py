@@ -13,28 +13,14 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work"
 
 
 def token_logprobs(model, context: list[int], question: list[int]) -> list[float]:
-    """Per-token log-probabilities of ``question`` after BOS + ``context`` (smollm.SmolLM.question_logprobs,
-    token by token)."""
-    from assistant.search.smollm import _rmsnorm, _rope
-
-    s = model.shape
-    seq = [model.bos, *context, *question]
-    n = len(seq)
-    cos, sin = _rope(np.arange(n), s.head_dim, s.rope_base)
-    feed = {"ids": np.asarray(seq, dtype=np.int64), "cos": cos, "sin": sin,
-            "mask": np.triu(np.full((n, n), -np.inf, dtype=np.float32), 1), **model._feed}
-    x = model._session.run(None, feed)[0]
-    rows = _rmsnorm(x[n - len(question) - 1:n - 1], model._norm, s.eps) @ model._out.T
-    top = rows.max(axis=1, keepdims=True)
-    norm = np.log(np.exp(rows - top).sum(axis=1)) + top[:, 0]
-    return [round(float(v), 4) for v in rows[np.arange(len(question)), question] - norm]
+    """Per-token log-probabilities of ``question`` after BOS + ``context`` (SmolLM.token_logprobs), rounded."""
+    return [round(float(v), 4) for v in model.token_logprobs(context, question)]
 
 
 def answerable_rows(rows: list[dict]) -> list[dict]:

@@ -163,23 +163,24 @@ class SmolLM:
     def question_logprobs(self, pairs: list[tuple[list[int], list[int]]]) -> list[float]:
         """For each (context, question) pair of token lists: the mean log-probability (nats per token) of the
         question's tokens after BOS + context."""
+        return [float(np.mean(self.token_logprobs(context, question))) for context, question in pairs]
+
+    def token_logprobs(self, context: list[int], question: list[int]) -> np.ndarray:
+        """The log-probability (nats) of each of the question's tokens after BOS + context."""
         s = self.shape
-        out = []
-        for context, question in pairs:
-            seq = [self.bos, *context, *question]
-            if len(seq) > self.context or not question:
-                raise ValueError(f"each question needs a token, and with its passage at most {self.context}")
-            n = len(seq)
-            cos, sin = _rope(np.arange(n), s.head_dim, s.rope_base)
-            feed = {"ids": np.asarray(seq, dtype=np.int64), "cos": cos, "sin": sin,
-                    "mask": np.triu(np.full((n, n), -np.inf, dtype=np.float32), 1), **self._feed}
-            x = self._session.run(None, feed)[0]
-            # row i predicts token i + 1: the question's tokens are predicted by the rows just before each
-            rows = _rmsnorm(x[n - len(question) - 1:n - 1], self._norm, s.eps) @ self._out.T
-            top = rows.max(axis=1, keepdims=True)
-            norm = np.log(np.exp(rows - top).sum(axis=1)) + top[:, 0]
-            out.append(float(np.mean(rows[np.arange(len(question)), question] - norm)))
-        return out
+        seq = [self.bos, *context, *question]
+        if len(seq) > self.context or not question:
+            raise ValueError(f"each question needs a token, and with its passage at most {self.context}")
+        n = len(seq)
+        cos, sin = _rope(np.arange(n), s.head_dim, s.rope_base)
+        feed = {"ids": np.asarray(seq, dtype=np.int64), "cos": cos, "sin": sin,
+                "mask": np.triu(np.full((n, n), -np.inf, dtype=np.float32), 1), **self._feed}
+        x = self._session.run(None, feed)[0]
+        # row i predicts token i + 1: the question's tokens are predicted by the rows just before each
+        rows = _rmsnorm(x[n - len(question) - 1:n - 1], self._norm, s.eps) @ self._out.T
+        top = rows.max(axis=1, keepdims=True)
+        norm = np.log(np.exp(rows - top).sum(axis=1)) + top[:, 0]
+        return rows[np.arange(len(question)), question] - norm
 
 
 #: Bump when what :func:`_prepared` writes changes (the cache folder's name carries it).
