@@ -33,6 +33,7 @@ from assistant.errors import IndexStoreError, InputError  # noqa: E402
 from assistant.store import integrity  # noqa: E402
 from assistant.store.chunks import paper_dict, paper_from_dict  # noqa: E402
 from assistant.store.files import fingerprint_of  # noqa: E402
+from assistant.store.layout import CHROMA, MANIFEST, SNAPSHOT  # noqa: E402
 from assistant.store.lexical import LexicalSide  # noqa: E402
 from assistant.store.memory import release_memory  # noqa: E402
 from assistant.store.records import meta_to_paper, paged, retry_during_ingest  # noqa: E402
@@ -50,8 +51,7 @@ META = integrity.META
 
 
 Progress = Callable[[int, int], None]
-#: Every paper and where each chunk's text is, for the manifest's fingerprint (a cache: safe to delete).
-SNAPSHOT = "papers.json"
+#: The layout version of papers.json (every paper and where each chunk's text is; a cache, safe to delete).
 SNAPSHOT_VERSION = 1
 
 
@@ -162,7 +162,7 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         if self.dir.is_dir() and not os.access(self.dir, os.W_OK):
             raise integrity.read_only_error(self.dir)
         try:
-            return chromadb.PersistentClient(path=str(self.dir / "chroma"),
+            return chromadb.PersistentClient(path=str(self.dir / CHROMA),
                                              settings=ChromaSettings(anonymized_telemetry=False))
         except Exception as exc:  # chroma raises several types for a damaged or foreign directory
             known = integrity.translate(exc, self.settings)
@@ -179,7 +179,7 @@ class Index(LexicalSide, VectorSide, SentenceSide):
 
     @property
     def manifest_path(self) -> Path:
-        return self.dir / "manifest.json"
+        return self.dir / MANIFEST
 
     def read_manifest(self) -> dict | None:
         if self.remote:

@@ -26,6 +26,7 @@ from assistant.store.memory import fewer_malloc_arenas, release_memory
 from assistant.store.server_lock import owner, server_lock
 from assistant.store.records import paged
 from assistant.text.corpus import Paper
+from assistant.store.layout import BM25, CHROMA, LOCK, MANIFEST, VECTORS
 
 
 #: Papers embedded and committed together: an interrupted ingest loses at most one group of work
@@ -56,7 +57,7 @@ def write_lock(index_dir: Path):
     import fcntl
 
     index_dir.mkdir(parents=True, exist_ok=True)
-    fh = open(index_dir / ".lock", "a")
+    fh = open(index_dir / LOCK, "a")
     for attempt in range(20):  # a reader's shared probe (integrity.writer_active) holds it for microseconds
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -280,7 +281,7 @@ def emptied(index, settings):
                 index.client.delete_collection(name)
     else:
         base = local_dir(settings)
-        for sub in ("chroma", "bm25", "vectors", "manifest.json"):
+        for sub in (CHROMA, BM25, VECTORS, MANIFEST):
             target = base / sub
             if target.is_dir():
                 shutil.rmtree(target)
@@ -307,7 +308,7 @@ def rebuild_sources(settings) -> list[Path] | None:
     sources = integrity.recorded(index) if index is not None else []
     if not sources and index is None:  # a store too damaged to open: the manifest file may still say
         with contextlib.suppress(Exception):
-            sources = json.loads((local_dir(settings) / "manifest.json").read_text()).get("sources") or []
+            sources = json.loads((local_dir(settings) / MANIFEST).read_text()).get("sources") or []
     count = index.count() if index is not None else None
     if not sources:
         if not count:

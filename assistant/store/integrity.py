@@ -26,10 +26,11 @@ from pathlib import Path
 
 from assistant.errors import IndexStoreError
 from assistant.store.server_lock import server_lock, server_lock_holder
+from assistant.store.layout import BM25, CHATS, CHROMA, CHROMA_FILE, LOCK, SENTENCES, VECTORS
 
 META = "assistant_meta"
 #: Files a directory may hold and still count as holding no index (caches and the lock file).
-IGNORABLE = {".lock", "chats.sqlite", "sentences.sqlite"}
+IGNORABLE = {LOCK, CHATS, SENTENCES}
 #: Below this many free bytes a failed write is reported as a full disk.
 LOW_DISK = 64 * 1024 * 1024
 BUNDLED = "bundled"
@@ -117,7 +118,7 @@ def read_directly(index) -> dict | None:
     """The local store's counts, log positions and meta record, read without chromadb (chroma_file.read_store)."""
     from assistant.store.chroma_file import read_store
 
-    return read_store(index.dir / "chroma" / "chroma.sqlite3", COUNTED, META)
+    return read_store(index.dir / CHROMA / CHROMA_FILE, COUNTED, META)
 
 
 def store_seq(index) -> dict | None:
@@ -166,7 +167,7 @@ def writer_active(index) -> bool:
         return server_lock_holder(index.client) is not None
     import fcntl
 
-    path = index.dir / ".lock"
+    path = index.dir / LOCK
     try:
         fh = open(path)
     except OSError:
@@ -388,7 +389,7 @@ def finish_commit(index) -> bool:
 def built_from(index, tag: str) -> bool:
     """Whether a derived file (BM25, the chunk-vector matrix) records committed state ``tag``: a commit writes
     them after manifest.json."""
-    for name in ("bm25", "vectors"):
+    for name in (BM25, VECTORS):
         with contextlib.suppress(OSError, ValueError, AttributeError):
             if json.loads((index.dir / name / "ids.json").read_text()).get("state") == tag:
                 return True
@@ -410,7 +411,7 @@ def try_lock(index):
             yield True
         return
     try:
-        fh = open(index.dir / ".lock", "a")
+        fh = open(index.dir / LOCK, "a")
     except OSError:
         yield False
         return

@@ -8,6 +8,7 @@ from pathlib import Path
 from assistant.config import Settings, local_dir
 
 CHROMA = "chroma"  # the Chroma store of record (collections chunks, papers, meta)
+CHROMA_FILE = "chroma.sqlite3"  # inside CHROMA: what the direct read checks (chroma_file.py)
 BM25 = "bm25"  # derived: the bm25s index (lexical.py)
 VECTORS = "vectors"  # derived: every chunk vector in one matrix (vectors.py)
 SNAPSHOT = "papers.json"  # derived: every paper and where each chunk's text is

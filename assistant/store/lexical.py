@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from assistant.store.chunks import bm25_text
 from assistant.store.files import files_crc, scratch, swap_in
 from assistant.text.terms import bm25s_module, stem_tokenize
+from assistant.store.layout import BM25
 
 if TYPE_CHECKING:  # numpy is imported where used: `papers` and `show` need none
     import numpy as np
@@ -27,7 +28,7 @@ class LexicalSide:
         """(bm25s index, ids) loaded from disk; rebuilt when missing or out of sync."""
         if self._bm25 is None:
             bm25s = bm25s_module()
-            path = self.dir / "bm25"
+            path = self.dir / BM25
             try:
                 ids = json.loads((path / "ids.json").read_text())
                 if ids.get("state") != self.state_tag or ids.get("version") != BM25_VERSION or \
@@ -56,7 +57,7 @@ class LexicalSide:
         ids = [p.id for p in papers]
         self._bm25, self._bm25_ids, self._bm25_pos = (retriever if papers else None), ids, None
         # unique names: readers of one index may rebuild at once (a fixed bm25.tmp made them collide)
-        tmp, final, old = scratch(self.dir, "bm25")
+        tmp, final, old = scratch(self.dir, BM25)
         try:
             if papers:
                 retriever.save(str(tmp), show_progress=False)

@@ -9,6 +9,7 @@ import json
 from assistant.store import integrity
 from assistant.config import Settings
 from assistant.errors import IndexStoreError
+from assistant.store.layout import BM25, VECTORS
 
 
 def _derived_status(index) -> dict[str, str]:
@@ -21,7 +22,7 @@ def _derived_status(index) -> dict[str, str]:
 
     out = {}
     tag = index.state_tag
-    for name, version in (("bm25", BM25_VERSION), ("vectors", VECTORS_VERSION)):
+    for name, version in ((BM25, BM25_VERSION), (VECTORS, VECTORS_VERSION)):
         path = index.dir / name
         try:
             meta = json.loads((path / "ids.json").read_text())
@@ -32,7 +33,7 @@ def _derived_status(index) -> dict[str, str]:
             out[name] = "stale (built from another state of the store)"
             continue
         try:
-            crc = files_crc(path) if name == "bm25" else matrix_crc(np.load(path / "matrix.npy"))
+            crc = files_crc(path) if name == BM25 else matrix_crc(np.load(path / "matrix.npy"))
         except (OSError, ValueError, EOFError):
             crc = None
         out[name] = "ok" if crc == meta.get("crc") else "damaged (checksum mismatch)"

@@ -7,8 +7,10 @@ import contextlib
 import hashlib
 import json
 
+from assistant.store.layout import SENTENCES
+
 #: Sentence vectors of abstracts already quoted by extractive answers (a cache; safe to delete).
-SENTENCE_CACHE = "sentences.sqlite"
+SENTENCE_CACHE = SENTENCES
 
 
 

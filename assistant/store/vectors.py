@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from assistant.store.files import matrix_crc, scratch, swap_in
 from assistant.store.records import PAGE, retry_during_ingest
+from assistant.store.layout import VECTORS
 
 if TYPE_CHECKING:  # numpy is imported where used: `papers` and `show` need none
     import numpy as np
@@ -59,7 +60,7 @@ class VectorSide:
         """The saved matrix if it was built from committed state ``tag`` and its bytes are as saved."""
         import numpy as np
 
-        path = self.dir / "vectors"
+        path = self.dir / VECTORS
         try:
             meta = json.loads((path / "ids.json").read_text())
             if tag is None or meta.get("state") != tag or meta.get("version") != VECTORS_VERSION:
@@ -114,7 +115,7 @@ class VectorSide:
                 paper_ids.append(rows[i][1])
                 starts.append(row)
         self._vectors = ChunkVectors(ids, paper_ids, np.asarray(starts, dtype=np.int64), matrix)
-        tmp, final, old = scratch(self.dir, "vectors")
+        tmp, final, old = scratch(self.dir, VECTORS)
         try:
             tmp.mkdir(parents=True)
             np.save(tmp / "matrix.npy", matrix)
