@@ -87,6 +87,12 @@ def _verified(path: str) -> str:
     return path
 
 
+#: What :meth:`OnnxMiniLM.embed` sends through numpy before a session exists: a question or two. Per text
+#: numpy takes ~1 ms CPU per token where a session costs ~0.35 s to open, so up to ~512 characters (~100
+#: tokens) numpy is cheaper by far; longer or more texts (an ingest, a paper's sentences) open the session.
+SMALL_TEXTS = 4
+SMALL_CHARS = 512
+
 #: onnxruntime fusions that make this model slower on CPU (onnxruntime 1.32, 2 cores, batches of 8 x 150
 #: tokens): its SkipLayerNormalization kernel takes ~970 us where the Add + LayerNormalization it replaces
 #: take ~180, and BiasGelu ~700 where Add + Gelu take ~450. Without them chunk embedding is ~12% faster and
@@ -173,6 +179,7 @@ class OnnxMiniLM:
 
     _lock = threading.Lock()
     _sessions: dict = {}
+    _programs: dict = {}  # cache file -> numpy Program, or None when it is missing or unreadable
 
     def __init__(self, threads: int | None = None, graph: str = "fast", cache_dir: Path | None = None):
         self.threads = threads or min(4, os.cpu_count() or 1)
@@ -189,7 +196,59 @@ class OnnxMiniLM:
                 session = self._fast_session(path) if self.graph == "fast" else None
                 OnnxMiniLM._sessions[self.graph] = session or new_session(path, self.threads,
                                                                            tuned=self.graph == "fast")
+                if session is not None:
+                    self._keep_program(session)
             return OnnxMiniLM._sessions[self.graph]
+
+    def _program_file(self) -> Path | None:
+        from assistant.config import cache_dir
+        from assistant.embed import npgraph, onnxgraph
+
+        directory = self.cache_dir or cache_dir()
+        if directory is None:
+            return None
+        return directory / f"minilm-int8-{MINILM_SHA256[:12]}-g{onnxgraph.VERSION}-np{npgraph.VERSION}.npg"
+
+    def _program(self):
+        """The numpy program (:mod:`assistant.embed.npgraph`) when it is cached and was checked, else None."""
+        from assistant.embed import npgraph
+
+        path = self._program_file()
+        if path is None:
+            return None
+        if path not in OnnxMiniLM._programs:
+            try:
+                OnnxMiniLM._programs[path] = npgraph.load(path)
+            except (OSError, npgraph.GraphError):
+                OnnxMiniLM._programs[path] = None  # missing or unreadable: onnxruntime, and rebuilt with it
+        return OnnxMiniLM._programs[path]
+
+    def _keep_program(self, session) -> None:
+        """Once per cache: the fast graph compiled for numpy, kept only if its vectors are onnxruntime's
+        (max difference 1e-5 on probe texts, mixed lengths padded in one batch); otherwise a ``.refused``
+        file says not to try again. Costs ~2 s CPU, in the first process that opens a session."""
+        import numpy as np
+
+        from assistant.embed import npgraph
+
+        path = self._program_file()
+        if path is None or self._program() is not None:
+            return
+        refused, graph = path.with_name(path.name + ".refused"), _cached_graph(path.parent)
+        if refused.exists() or not graph.is_file() or not os.access(path.parent, os.W_OK):
+            return  # refused before, or an unwritable cache: onnxruntime in every process, as before
+        try:
+            program = npgraph.compile_graph(graph.read_bytes())
+            probe = ["[CLS] only", "a short query about federated learning", "graph neural networks " * 60]
+            if float(np.abs(self._embed_with(program, probe, 3) - self._embed_with(session, probe, 3)).max()) > 1e-5:
+                raise npgraph.GraphError("its vectors differ from onnxruntime's")
+        except Exception:  # noqa: BLE001 - any failure means: onnxruntime, which always works
+            with contextlib.suppress(OSError):
+                refused.write_text("numpy's vectors differ from onnxruntime's, or the graph has other operators\n")
+            return
+        with contextlib.suppress(OSError):
+            npgraph.save(program, path)
+        OnnxMiniLM._programs.pop(path, None)
 
     def _fast_session(self, path: str):
         """A session on the rewritten graph, or None to use the original one."""
@@ -210,13 +269,24 @@ class OnnxMiniLM:
     def embed(self, texts: list[str], batch_size: int = 32,
               on_batch: Callable[[int], None] | None = None) -> np.ndarray:
         """Embed texts; batches are length-sorted so padding is minimal, results in input order.
-        ``on_batch(n)`` is called as each batch of ``n`` texts is done (an ingest's progress bar)."""
+        ``on_batch(n)`` is called as each batch of ``n`` texts is done (an ingest's progress bar).
+
+        A few short texts in a process with no session yet (a one-shot ``ask``'s question) go through the
+        numpy program when it is cached: the same vectors to ~1e-7 without the session's start-up."""
+        if (self.graph == "fast" and self.graph not in OnnxMiniLM._sessions and len(texts) <= SMALL_TEXTS
+                and sum(len(t) for t in texts) <= SMALL_CHARS):
+            program = self._program()
+            if program is not None:
+                return self._embed_with(program, texts, batch_size, on_batch)
         return self._embed_with(self.session, texts, batch_size, on_batch)
 
     @staticmethod
     def _embed_with(session, texts: list[str], batch_size: int,
                     on_batch: Callable[[int], None] | None = None) -> np.ndarray:
+        """Through an onnxruntime session or a numpy :class:`~assistant.embed.npgraph.Program`."""
         import numpy as np
+
+        from assistant.embed.npgraph import Program
 
         if not texts:
             return np.zeros((0, MINILM_DIM), dtype=np.float32)
@@ -233,8 +303,8 @@ class OnnxMiniLM:
                 e = encodings[i].ids
                 ids[row, : len(e)] = e
                 mask[row, : len(e)] = 1
-            states = session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                        "token_type_ids": np.zeros_like(ids)})[0]
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            states = session.run(feeds) if isinstance(session, Program) else session.run(None, feeds)[0]
             m = mask[..., None].astype(np.float32)
             pooled = (states * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
             pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
