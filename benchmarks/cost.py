@@ -49,7 +49,6 @@ SHARED = HERE.parents[1] / "shared"
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))  # this checkout's assistant, in this process as in the ones it starts
 
-from _bundled import bundled_index  # noqa: E402
 
 #: Twelve questions a user might type: short topics, lookups in the papers' words and in other words, an area
 #: question, a comparison, one nothing answers.
@@ -289,6 +288,8 @@ def main() -> int:
     ap.add_argument("--variants", action="store_true", help="also re-ranking depths and passages")
     ap.add_argument("--skip-processes", action="store_true")
     ap.add_argument("--skip-95", action="store_true", help="no re-ranking figures at 95 papers")
+    ap.add_argument("--mid", type=int, default=0, metavar="N",
+                    help="also re-ranking at N papers: the bundled 95 + the first N - 95 arxiv-ml abstracts")
     ap.add_argument("--startup", metavar="REV", nargs="?", const="31febc7",
                     help="only the one-shot commands, this checkout against git revision REV (default 31febc7)")
     ap.add_argument("--startup-repeats", type=int, default=5)
@@ -334,6 +335,19 @@ def main() -> int:
     if not args.skip_95:
         results["rerank_95"] = rerank(args.index_dir, "95", variants_for(args, 95))
         save()
+    if args.mid:
+        mid_index = HERE / ".work" / f"iclr_{args.mid}"
+        build = ("import sys, json, pathlib, _bundled\n"
+                 "from assistant.text.corpus import load_papers\nfrom assistant.store.ingest import ingest\n"
+                 "s = _bundled.bundled_index(pathlib.Path(sys.argv[1]))\n"
+                 "if json.loads((pathlib.Path(sys.argv[1]) / 'manifest.json').read_text()).get('papers', 0) < int(sys.argv[2]):\n"
+                 "    rows = load_papers([pathlib.Path(sys.argv[3])])[0][: int(sys.argv[2]) - 95]\n"
+                 "    ingest(rows, s)\n")
+        subprocess.run([sys.executable, "-c", build, str(mid_index), str(args.mid),
+                        str(SHARED / "corpus" / "arxiv-ml" / "papers.jsonl")], cwd=HERE, check=True,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        results[f"rerank_{args.mid}"] = rerank(mid_index, f"{args.mid:,}", variants_for(args, args.mid))
+        save()
     if (args.distractors_index / "manifest.json").exists():
         results["rerank_19972"] = rerank(args.distractors_index, "19,972", variants_for(args, 19972))
         save()
@@ -366,7 +380,10 @@ def print_table(results: dict) -> None:
         print(f"{'ask p95 ratio auto / off':34s} {p['ask_p95_ratio_auto_vs_off']:8.2f}")
         for name, r in p["one_shot"].items():
             print(f"{name:34s} {r['cpu_s']:8.2f} {'':>8} {r['rss_mb']:7.0f}")
-    for key, title in (("rerank_95", "95 papers"), ("rerank_19972", "95 + 19,972 arxiv-ml papers")):
+    mids = sorted((k for k in results if k.startswith("rerank_") and k not in ("rerank_95", "rerank_19972")),
+                  key=lambda k: int(k.split("_")[1]))
+    for key, title in [("rerank_95", "95 papers")] + [(k, f"{int(k.split('_')[1]):,} papers (95 + arxiv-ml)") for k in mids] \
+            + [("rerank_19972", "95 + 19,972 arxiv-ml papers")]:
         if key not in results:
             continue
         print(f"\nRe-ranking on the dev questions, {title} (CPU seconds per question, in-process)")
