@@ -105,3 +105,25 @@ def test_a_refused_or_damaged_program_falls_back_to_onnxruntime(tmp_path):
     program.with_name(program.name + ".refused").write_text("refused\n")
     assert _embed_in_new_process(tmp_path, ["diffusion"])["onnxruntime"]
     assert not program.exists()  # refused once: never compiled again
+
+
+_ASK = """
+import json, sys
+from pathlib import Path
+from assistant.config import Settings
+from assistant.service.api import ask
+answer = ask(sys.argv[2], Settings(index_dir=Path(sys.argv[1]), rerank="off"))
+print(json.dumps({"onnxruntime": "onnxruntime" in sys.modules, "text": answer.text,
+                  "citations": [c.paper_id for c in answer.citations]}))
+"""
+
+
+def test_a_question_asked_again_answers_alike_without_onnxruntime(bundled_index_dir):
+    env = dict(os.environ, ORT_DISABLE_TELEMETRY="1")
+    question = "Which benchmark evaluates LLM-as-a-judge reliability for web development?"
+    runs = [json.loads(subprocess.run([sys.executable, "-c", _ASK, str(bundled_index_dir), question], env=env,
+                                      capture_output=True, text=True, check=True).stdout) for _ in range(2)]
+    # the first ask may embed its papers' sentences (the sentence cache: a session); asked again, the question is
+    # the only text embedded, in numpy, and the answer is the same
+    assert not runs[1]["onnxruntime"]
+    assert runs[1]["citations"] and (runs[1]["text"], runs[1]["citations"]) == (runs[0]["text"], runs[0]["citations"])
