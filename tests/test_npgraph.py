@@ -50,7 +50,8 @@ def test_saved_program_reads_back_and_a_damaged_file_is_refused(graph_bytes, tmp
     data = path.read_bytes()
     (tmp_path / "short.npg").write_bytes(data[: len(data) // 2])
     (tmp_path / "other.npg").write_bytes(b"something else" + data[14:])
-    for name, message in (("short.npg", "cut short"), ("other.npg", "not a numpy graph")):
+    (tmp_path / "empty.npg").write_bytes(b"")
+    for name, message in (("short.npg", "cut short"), ("other.npg", "not a numpy graph"), ("empty.npg", "empty")):
         with pytest.raises(npgraph.GraphError, match=message):
             npgraph.load(tmp_path / name)
 

@@ -109,7 +109,10 @@ def load(path: Path) -> Program:
     import numpy as np
 
     with open(path, "rb") as f:
-        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # an empty file cannot be mapped
+            raise GraphError(f"{path} is empty") from None
     try:
         if mapped[:len(_MAGIC)] != _MAGIC:
             raise GraphError(f"{path} is not a numpy graph")
