@@ -5,7 +5,7 @@ the plain dense cosine (MiniLM, best chunk per paper) as a reference.
 
     python benchmarks/heldout.py [--json OUT] [--label NAME]
 
-Sets: heldout_iclr.jsonl over the bundled 95 papers; arxiv300_questions.jsonl over arxiv300.jsonl, 300 papers
+Sets: heldout_iclr.jsonl and casual_heldout.jsonl over the bundled 95 papers; arxiv300_questions.jsonl over arxiv300.jsonl, 300 papers
 drawn from ../shared/corpus/arxiv-ml with random.Random(300). Writes benchmarks/results/heldout.json, keeping the
 runs recorded under other labels (the first run is kept as "first_run").
 """
@@ -88,6 +88,9 @@ def main() -> int:
     results = {
         "heldout_iclr (95 papers)": score(DATA / "heldout_iclr.jsonl", bundled_index(args.work / "iclr95", **overrides)),
         "arxiv300": score(DATA / "arxiv300_questions.jsonl", arxiv300_index(args.work, **overrides)),
+        # added 2026-12-02 (later): casual phrasings ("anything on X?"); its first run is the label
+        # casual_first_run_2026_12_02
+        "casual_heldout (95 papers)": score(DATA / "casual_heldout.jsonl", bundled_index(args.work / "iclr95", **overrides)),
     }
     table(results)
     print(f"({time.process_time() - started:.0f} s CPU in this process)")
