@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from assistant.text.terms import stem_sequence
+
 MODEL_FILE = Path(__file__).resolve().parents[1] / "data" / "decisions.json"
 
 #: The question-level signals the answerability model reads, in order.
@@ -93,18 +95,11 @@ def coverage(weights: dict[str, float], qterms: set[str], text_terms: set[str], 
     return sum(weights.get(t, rarest) for t in qterms & text_terms) / total if total else 0.0
 
 
-@functools.lru_cache(maxsize=8192)
-def stem_list(text: str) -> tuple[str, ...]:
-    from assistant.text.terms import stem_terms
-
-    return tuple(stem_terms(text))
-
-
 def pair_share(qpairs: set[tuple[str, str]], paper) -> float:
     """The share of the question's adjacent term pairs ("speculative decoding") the paper has adjacent too."""
     if not qpairs or paper is None:
         return 0.0
-    seq = stem_list(f"{paper.title}. {paper.abstract}")
+    seq = stem_sequence(f"{paper.title}. {paper.abstract}")
     have = set(zip(seq, seq[1:])) | set(zip(seq[1:], seq))
     return len(qpairs & have) / len(qpairs)
 
@@ -157,7 +152,7 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
     ceiling = retriever.bm25_ceiling(question) or 1.0
     top_fused = hits[0].score if hits and hits[0].score > 0 else 1e-9
     rows = []
-    qseq = stem_list(question)
+    qseq = stem_sequence(question)
     qpairs = {(a, b) for a, b in zip(qseq, qseq[1:]) if a != b}
     for rank, h in enumerate(hits, 1):
         p = papers.get(h.paper_id)
@@ -206,7 +201,7 @@ def ablate_gain(retriever, question: str, paper_id: str, cos: float, qterms: set
     # equally rare terms (often several unknown to the corpus): the first the question writes. A set's order
     # changes with each process's hash seed, and picking by it made the same question answered in one run and
     # refused in the next
-    seq = stem_list(question)
+    seq = stem_sequence(question)
     in_question = sorted(missing, key=lambda t: (seq.index(t) if t in seq else len(seq), t))
     term = max(in_question, key=lambda t: weights.get(t, rarest))
     kept = " ".join(w for w in re.findall(r"\S+", question) if term not in terms(w))

@@ -77,20 +77,6 @@ def fuse(dense: dict[str, float], bm25: dict[str, float], dense_weight: float,
     return {pid: dense_weight * d + (1 - dense_weight) * bm25.get(pid, 0.0) / scale for pid, d in dense.items()}
 
 
-@functools.lru_cache(maxsize=1)
-def _blas_controller():
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-def _one_blas_thread():
-    """Run a matrix-vector product on one BLAS thread. It is memory-bound, and OpenBLAS's idle workers
-    spin for a while after each call, taking the cores the next query's ONNX embedding needs: on
-    2 cores at 20k papers, search p50 went from 54 to 32 ms (benchmarks/speed.py --query-index)."""
-    return _blas_controller().limit(limits=1, user_api="blas")
-
-
 class Retriever:
     """Searches an :class:`Index`. Stateless apart from the index it reads."""
 
@@ -199,7 +185,9 @@ class Retriever:
         vectors = self.index.chunk_vectors()
         if not vectors.chunk_ids:
             return [], np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)
-        with _one_blas_thread():
+        from assistant.embed.embedder import one_blas_thread
+
+        with one_blas_thread():  # a memory-bound matrix-vector product
             sims = vectors.matrix @ np.asarray(qvec, dtype=np.float32)
         best = np.maximum.reduceat(sims, vectors.starts)
         if self.allowed is not None:
