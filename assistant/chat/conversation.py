@@ -311,13 +311,13 @@ class Conversation:
         """A short follow-up with no "it" ("what about diffusion models?") that is answerable on its own
         and names nothing the previous top paper has moves to a new topic: combined with the previous
         question and that paper's title, it was answered from that paper (which never mentions it)."""
-        from assistant.search.decide import terms as _terms
+        from assistant.search.decide import terms
 
         if _ANAPHORA.search(question) or top is None or _DETAIL.search(question):
             return False
-        asked = _terms(question) - _FILLER - {"about", "what", "how", "which", "why"}
+        asked = terms(question) - _FILLER - {"about", "what", "how", "which", "why"}
         paper = self.retriever.papers().get(top)
-        if not asked or paper is None or asked & _terms(f"{paper.title}\n{paper.abstract}"):
+        if not asked or paper is None or asked & terms(f"{paper.title}\n{paper.abstract}"):
             return False
         return self.retriever.search(question, k=3).answerable
 
@@ -378,7 +378,7 @@ class Conversation:
         the previous question is asked of them ("and the last one?"). The LLM gets the question as asked
         and is told that the sources it is sent, numbered from [1] again in the order named, are the ones
         meant (no corpus text goes outside the sources block)."""
-        from assistant.search.decide import terms as _terms
+        from assistant.search.decide import terms
 
         gist = False
         skip: frozenset[str] = frozenset()
@@ -388,11 +388,11 @@ class Conversation:
             asked = f"{question} (The user means {meant}.)"
         else:
             asked = without_references(question)
-            terms = _terms(asked)
+            held = terms(asked)
             # nothing asked but to compare or describe them ("compare the first and second"): their gist;
             # nothing at all ("and the last one?"): what the last question asked of another paper
-            gist = not terms - _FILLER and bool(terms & _GIST)
-            if not terms - _FILLER and not gist:
+            gist = not held - _FILLER and bool(held & _GIST)
+            if not held - _FILLER and not gist:
                 asked = self.last.question
             if _MORE.search(question):  # what the conversation has not quoted yet
                 skip = frozenset(s for t in self.turns

@@ -18,6 +18,7 @@ from typing import Callable
 
 from assistant.config import Settings
 from assistant.prompts import NO_ANSWER_PHRASE, render, system_prompt
+from assistant.search.decide import terms
 from assistant.search.retrieve import Hit, Retrieval, Retriever
 from assistant.text.safetext import inert_citations
 from assistant.text.sentences import split_sentences
@@ -99,12 +100,6 @@ class Answer:
 
 
 
-def _terms(text: str) -> frozenset[str]:
-    from assistant.search.decide import terms
-
-    return terms(text)
-
-
 # --- deciding -----------------------------------------------------------------------------------
 
 
@@ -170,7 +165,7 @@ def _name_terms(retriever: Retriever, paper_id: str, question: str) -> set[str]:
 
     p = retriever.papers().get(paper_id)
     names = {n.lower() for n in paper_names(p)} if p else set()
-    return {t for w in re.findall(r"[\w-]+", question) if w.lower() in names for t in _terms(w)}
+    return {t for w in re.findall(r"[\w-]+", question) if w.lower() in names for t in terms(w)}
 
 
 def _with_papers(retriever: Retriever, found: Retrieval, paper_ids: list[str]) -> list[Hit]:
@@ -266,7 +261,7 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
 def _asks_little(retriever: Retriever, question: str, named: list[str]) -> bool:
     """Whether a question that names papers asks nothing else of them ("What is Qronos?", "explain trinity"):
     then they lead the hits and what they contribute is the answer."""
-    left = _terms(question) - set().union(*(_name_terms(retriever, pid, question) for pid in named))
+    left = terms(question) - set().union(*(_name_terms(retriever, pid, question) for pid in named))
     # a term in a tenth of the papers or more frames the question ("paper", "propose", "work"); a rarer one asks
     common = max(2, len(retriever.papers()) // 10)
     return not any(retriever.doc_freq(t) < common for t in left)
@@ -386,8 +381,8 @@ def support_marks(retriever: Retriever, text: str, hits: list[Hit], abstracts: d
     for i, (sentence, claim, nums) in enumerate(claims):
         rows = [j for j, (n, _) in enumerate(flat) if n in nums]
         cos = float((svecs[rows] @ cvecs[i]).max()) if rows else 0.0
-        terms = _terms(claim)
-        overlap = max((len(terms & _terms(flat[j][1])) / max(len(terms), 1) for j in rows), default=0.0)
+        held = terms(claim)
+        overlap = max((len(held & terms(flat[j][1])) / max(len(held), 1) for j in rows), default=0.0)
         supported = cos >= SUPPORT_COSINE or overlap >= SUPPORT_OVERLAP
         out.append({"sentence": sentence, "citations": nums, "supported": supported,
                     "cosine": round(cos, 3), "overlap": round(overlap, 3)})
@@ -408,7 +403,7 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     qvec = retrieval.query_vector if retrieval.query_vector is not None and retrieval.query == question \
         else retriever.embed_query(question)
     weights = retriever.term_weights()
-    qterms = _terms(question)
+    qterms = terms(question)
     wants_link = bool(re.search(r"\b(?:code|github|repo(?:sitory)?|url|link)\b", question, re.I))
     lines: list[str] = []
     snippets: dict[int, str] = {}

@@ -104,21 +104,21 @@ def best_sentence(retriever: Retriever, query: str, qvec: np.ndarray, paper, pre
     ("we propose ..."), the one matching the query best, scored as an area answer scores sentences;
     any sentence only when none does. Scored without that preference, the opening sentence that
     restates the area won for half the papers."""
-    from assistant.search.decide import terms as _terms
+    from assistant.search.decide import terms
 
     sentences, vecs = retriever.sentence_vectors(paper.id, paper.abstract)
     if not sentences:
         return paper.abstract
-    qterms = _terms(query)
+    qterms = terms(query)
     if prefer_contribution:
         weights = retriever.term_weights()
         total = sum(weights.get(t, 1.0) for t in qterms) or 1.0
         score = (0.6 * (vecs @ qvec)
-                 + 0.4 * np.array([sum(weights.get(t, 1.0) for t in qterms & _terms(s)) / total
+                 + 0.4 * np.array([sum(weights.get(t, 1.0) for t in qterms & terms(s)) / total
                                                   for s in sentences])
                  + 2.0 * np.array([bool(CONTRIBUTION_RE.search(s)) for s in sentences]))  # the rest is in [-0.6, 1]
     else:
-        score = vecs @ qvec + 0.3 * np.array([len(qterms & _terms(s)) / max(len(qterms), 1) for s in sentences])
+        score = vecs @ qvec + 0.3 * np.array([len(qterms & terms(s)) / max(len(qterms), 1) for s in sentences])
     return sentences[int(np.argmax(score))]
 
 
@@ -240,11 +240,11 @@ def contribution_matches(criterion: str, papers: dict) -> dict[str, str]:
 def _sharing_sentence(query: str, paper) -> str:
     """The paper's sentence sharing most of the query's terms (a stated contribution breaks ties)."""
     from assistant.qa.answer import split_sentences
-    from assistant.search.decide import terms as _terms
+    from assistant.search.decide import terms
 
-    qterms = _terms(query)
+    qterms = terms(query)
     sentences = split_sentences(paper.abstract) or [paper.abstract]
-    return max(sentences, key=lambda s: len(qterms & _terms(s)) + 0.5 * bool(CONTRIBUTION_RE.search(s)))
+    return max(sentences, key=lambda s: len(qterms & terms(s)) + 0.5 * bool(CONTRIBUTION_RE.search(s)))
 
 
 def _llm_judge(settings: Settings, criterion: str, candidates: list, batch: int = 10) -> list[str]:
