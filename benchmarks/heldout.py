@@ -5,7 +5,7 @@ the plain dense cosine (MiniLM, best chunk per paper) as a reference.
 
     python benchmarks/heldout.py [--json OUT] [--label NAME]
 
-Sets: heldout_iclr.jsonl and casual_heldout.jsonl over the bundled 95 papers; arxiv300_questions.jsonl over arxiv300.jsonl, 300 papers
+Sets: heldout_iclr.jsonl, casual_heldout.jsonl and mixed_heldout.jsonl over the bundled 95 papers; arxiv300_questions.jsonl over arxiv300.jsonl, 300 papers
 drawn from ../shared/corpus/arxiv-ml with random.Random(300). Writes benchmarks/results/heldout.json, keeping the
 runs recorded under other labels (the first run is kept as "first_run").
 """
@@ -82,16 +82,25 @@ def main() -> int:
     ap.add_argument("--json", type=Path, default=HERE / "results" / "heldout.json")
     ap.add_argument("--label", default="current", help="the name this run is kept under in the JSON")
     ap.add_argument("--work", type=Path, default=HERE / ".work", help="where the indexes are built")
+    ap.add_argument("--sets", nargs="*", help="only these sets (default: all), e.g. mixed_heldout")
     args = ap.parse_args()
     overrides = dict(llm_mode="off", rerank="off")
     started = time.process_time()
-    results = {
-        "heldout_iclr (95 papers)": score(DATA / "heldout_iclr.jsonl", bundled_index(args.work / "iclr95", **overrides)),
-        "arxiv300": score(DATA / "arxiv300_questions.jsonl", arxiv300_index(args.work, **overrides)),
+    sets = {
+        "heldout_iclr (95 papers)": lambda: score(DATA / "heldout_iclr.jsonl",
+                                                  bundled_index(args.work / "iclr95", **overrides)),
+        "arxiv300": lambda: score(DATA / "arxiv300_questions.jsonl", arxiv300_index(args.work, **overrides)),
         # added 2026-12-02 (later): casual phrasings ("anything on X?"); its first run is the label
         # casual_first_run_2026_12_02
-        "casual_heldout (95 papers)": score(DATA / "casual_heldout.jsonl", bundled_index(args.work / "iclr95", **overrides)),
+        "casual_heldout (95 papers)": lambda: score(DATA / "casual_heldout.jsonl",
+                                                    bundled_index(args.work / "iclr95", **overrides)),
+        # added 2026-12-02 (session 24): mixed casual and formal phrasings with absent near-topics; its first run
+        # is the label mixed_first_run_2026_12_02
+        "mixed_heldout (95 papers)": lambda: score(DATA / "mixed_heldout.jsonl",
+                                                   bundled_index(args.work / "iclr95", **overrides)),
     }
+    results = {name: run() for name, run in sets.items()
+               if not args.sets or any(name.startswith(s) for s in args.sets)}
     table(results)
     print(f"({time.process_time() - started:.0f} s CPU in this process)")
     runs = json.loads(args.json.read_text()) if args.json.exists() else {}
