@@ -4,12 +4,16 @@ their provenance and leave-one-file-out cross-validated error, in assistant/data
     python benchmarks/fit_decisions.py [--index-dir DIR] [--signals-cache FILE]
 
 Fitted on: ../shared/eval/dev.jsonl and every question file in benchmarks/data/ (not benchmarks/data/heldout/,
-which is never fitted on), over the bundled 95 papers, and which_labels.jsonl's criteria (as area questions) for
-the intent. Three logistic regressions:
+which is never fitted on), over the bundled 95 papers, and data/corpora/<slice>_questions.jsonl over the arXiv slice
+data/corpora/<slice>.jsonl, and which_labels.jsonl's criteria (as area questions) for the intent. Four logistic
+regressions:
 
 - intent: area (several papers wanted) vs one paper, over the question's MiniLM vector and its length;
 - answerable: does the corpus answer the question, over the retrieval's signals (decide.QUESTION_SIGNALS);
-- relevant: is a retrieved paper a gold one, over its signals (decide.PAPER_SIGNALS), top 5 of answerable questions.
+- relevant: is a retrieved paper a gold one, over its signals (decide.PAPER_SIGNALS), top 5 of answerable questions;
+- missing_word: is a question word the top 10 papers lack the topic the corpus lacks (its question is on an absent
+  topic) or how the user talks, over how far the question's vector moves without it and the word's own cosine to it
+  (decide.word_features); fitted first, and each file's signals are read with the model of the other files.
 
 Each threshold is chosen on the out-of-fold probabilities: answerable's minimises the errors a user meets, a false
 refusal and an answered absent topic alike, when ABSENT_SHARE of questions are on absent topics; relevant's keeps
@@ -33,12 +37,39 @@ SHARED = HERE.parents[1] / "shared"
 OUT = HERE.parent / "assistant" / "data" / "decisions.json"
 ABSENT_SHARE = 0.15
 MAX_NONGOLD = 0.08
-C = {"intent": 0.1, "answerable": 1.0, "relevant": 1.0}
+C = {"intent": 0.1, "answerable": 1.0, "relevant": 1.0, "missing_word": 1.0}
 
 
 def question_files() -> list[Path]:
     files = [SHARED / "eval" / "dev.jsonl"] if (SHARED / "eval" / "dev.jsonl").exists() else []
-    return files + sorted(p for p in (HERE / "data").glob("*.jsonl") if p.name != "which_labels.jsonl")
+    return (files + sorted(p for p in (HERE / "data").glob("*.jsonl") if p.name != "which_labels.jsonl")
+            + sorted((HERE / "data" / "corpora").glob("*_questions.jsonl")))
+
+
+#: Question files over another corpus than the bundled one: data/corpora/<name>_questions.jsonl is over
+#: data/corpora/<name>.jsonl (300-paper arXiv slices, disjoint from the held-out one).
+CORPORA = HERE / "data" / "corpora"
+
+
+def corpus_of(stem: str) -> str:
+    """The corpus a question file is over: a slice's name, or "bundled"."""
+    name = stem.removesuffix("_questions")
+    return name if stem != name and (CORPORA / f"{name}.jsonl").exists() else "bundled"
+
+
+def corpus_settings(corpus: str, index_dir: Path):
+    """Settings for the index of ``corpus`` (built first if missing): the bundled one in ``index_dir``, a slice
+    beside it."""
+    from assistant.config import Settings
+    from assistant.store.ingest import ingest
+    from assistant.text.corpus import load_papers
+
+    if corpus == "bundled":
+        return bundled_index(index_dir, llm_mode="off", rerank="off")
+    settings = Settings(index_dir=index_dir.parent / corpus, llm_mode="off", rerank="off")
+    if not (settings.index.dir / "manifest.json").exists():
+        ingest(load_papers([CORPORA / f"{corpus}.jsonl"])[0], settings)
+    return settings
 
 
 def items_of(path: Path) -> list[dict]:
@@ -48,6 +79,7 @@ def items_of(path: Path) -> list[dict]:
             item = json.loads(line)
             item["question"] = item.get("question") or item["turns"][0]
             item["file"] = path.stem
+            item["corpus"] = corpus_of(path.stem)
             out.append(item)
     return out
 
@@ -57,14 +89,15 @@ def items_of(path: Path) -> list[dict]:
 FRAMING_MIN_QUESTIONS, FRAMING_MAX_GOLD = 8, 0.5
 
 
-def framing(settings, items: list[dict]) -> list[str]:
+def framing(settings_by: dict, items: list[dict]) -> list[str]:
     """Stemmed words questions are framed with, not what they are about (see decide.framing_terms)."""
     from assistant.search.decide import terms
     from assistant.store.index import Index
 
-    papers = Index(settings).all_papers()
+    papers_by = {c: Index(s).all_papers() for c, s in settings_by.items()}
     seen: dict[str, list[tuple[str, bool]]] = {}
     for it in items:
+        papers = papers_by[it["corpus"]]
         gold = [papers[g] for g in it.get("gold", []) if g in papers]
         if not gold:  # an absent topic's words are in no paper: they say nothing of framing
             continue
@@ -75,7 +108,46 @@ def framing(settings, items: list[dict]) -> list[str]:
                   and len({f for f, _ in uses}) >= 3 and sum(h for _, h in uses) < FRAMING_MAX_GOLD * len(uses))
 
 
-def collect(settings, items: list[dict], framing_set: frozenset[str]) -> list[dict]:
+def word_examples(settings, items: list[dict], framing_set: frozenset[str]) -> list[dict]:
+    """Each question word whose terms the top 10 papers lack (and no framing term), with what the missing-word
+    model reads and its label: the question is on an absent topic (1) or answerable (0: the word is how the user
+    talks, or says in other words what a paper says)."""
+    import re
+
+    from assistant.search import decide
+    from assistant.service.api import retriever
+
+    r = retriever(settings)
+    papers = r.index.all_papers()
+    out = []
+    for it in items:
+        if it["file"] == "which_labels":
+            continue
+        q = r.mend(it["question"])
+        found = r.search(q, k=10)
+        held = set().union(*(decide.terms(f"{p.title}\n{p.abstract}") for h in found.hits[:10]
+                             if (p := papers.get(h.paper_id))))
+        missing = decide.topical(q, framing_set) - held
+        if not missing:
+            continue
+        for word in dict.fromkeys(re.findall(r"\S+", q)):
+            if decide.terms(word) & missing:
+                out.append({"file": it["file"], "word": word, "question": q, "absent": not it.get("gold"),
+                            "x": decide.word_features(r, q, found.query_vector, word).tolist()})
+    return out
+
+
+def as_logistic(params, names):
+    from assistant.search.decide import Logistic
+
+    mean, scale, w, b = params
+    return Logistic(names=tuple(names), mean=mean, scale=scale, weights=w, bias=b, threshold=0.5)
+
+
+WORD_FEATURES = ("log_drop", "alone_cos")
+
+
+def collect(settings, items: list[dict], framing_set: frozenset[str], word_models: dict | None = None) -> list[dict]:
     """Each question's retrieval signals (area left for the out-of-fold intent), vector and labels."""
     from assistant.search import decide
     from assistant.service.api import retriever
@@ -87,8 +159,9 @@ def collect(settings, items: list[dict], framing_set: frozenset[str]) -> list[di
         q = found_by.mend(item["question"])
         found = found_by.search(q, k=10)
         named = named_papers(found_by.index, q)
-        s = decide.signals(found_by, q, found, named=named[0] if named else None, area=0.0, framing=framing_set)
-        rows.append({"file": item["file"], "type": item["type"], "question": item["question"],
+        s = decide.signals(found_by, q, found, named=named[0] if named else None, area=0.0, framing=framing_set,
+                           word_model=(word_models or {}).get(item["file"], (word_models or {}).get("")))
+        rows.append({"file": item["file"], "corpus": item["corpus"], "type": item["type"], "question": item["question"],
                      "qvec": found.query_vector.tolist(), "n_terms": len(decide.topical(q, framing_set)),
                      "signals": s.question,
                      "papers": s.papers, "hits": [h.paper_id for h in found.hits[:5]], "gold": item.get("gold", []),
@@ -97,6 +170,17 @@ def collect(settings, items: list[dict], framing_set: frozenset[str]) -> list[di
         if n % 100 == 0:
             print(f"  {n}/{len(items)} questions", file=sys.stderr)
     return rows
+
+
+def word_arrays(words: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return (np.array([w["x"] for w in words]).reshape(len(words), len(WORD_FEATURES)),
+            np.array([w["absent"] for w in words], dtype=float), np.array([w["file"] for w in words]))
+
+
+def auc(pos: np.ndarray, neg: np.ndarray) -> float:
+    """P(a positive scores above a negative), ties half."""
+    return float(((pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum())
+                 / max(len(pos) * len(neg), 1))
 
 
 def fit(x: np.ndarray, y: np.ndarray, c: float):
@@ -169,20 +253,34 @@ def main() -> int:
     started = time.time()
     if args.signals_cache.exists():
         cached = json.loads(args.signals_cache.read_text())
-        rows, framing_list = cached["rows"], cached["framing"]
+        rows, framing_list, words = cached["rows"], cached["framing"], cached["words"]
     else:
-        settings = bundled_index(args.index_dir, llm_mode="off", rerank="off")
         items = [it for f in files for it in items_of(f)]
         labels = [json.loads(line) for line in (HERE / "data" / "which_labels.jsonl").read_text().splitlines()
                   if line.strip()]
-        items += [{"question": lb["criterion"], "type": "area", "gold": lb["papers"], "file": "which_labels"}
-                  for lb in labels]
-        framing_list = framing(settings, [it for it in items if it["file"] != "which_labels"])
-        rows = collect(settings, items, frozenset(framing_list))
+        items += [{"question": lb["criterion"], "type": "area", "gold": lb["papers"], "file": "which_labels",
+                   "corpus": "bundled"} for lb in labels]
+        settings_by = {c: corpus_settings(c, args.index_dir) for c in sorted({it["corpus"] for it in items})}
+        groups = {c: [it for it in items if it["corpus"] == c] for c in settings_by}
+        framing_list = framing(settings_by, [it for it in items if it["file"] != "which_labels"])
+        words = [w for c, its in groups.items() for w in word_examples(settings_by[c], its, frozenset(framing_list))]
+        # each file's questions are read with the missing-word model of the other files ("" : all of them)
+        xw, yw, gw = word_arrays(words)
+        word_models = {g: as_logistic(fit(xw[gw != g], yw[gw != g], C["missing_word"]), WORD_FEATURES)
+                       for g in sorted(set(gw))}
+        word_models[""] = as_logistic(fit(xw, yw, C["missing_word"]), WORD_FEATURES)
+        rows = [r for c, its in groups.items() for r in collect(settings_by[c], its, frozenset(framing_list), word_models)]
         args.signals_cache.parent.mkdir(parents=True, exist_ok=True)
-        args.signals_cache.write_text(json.dumps({"framing": framing_list, "rows": rows}))
+        args.signals_cache.write_text(json.dumps({"framing": framing_list, "rows": rows, "words": words}))
     print(f"framing terms ({len(framing_list)}): {' '.join(framing_list)}")
     print(f"{len(rows)} questions from {len({r['file'] for r in rows})} files ({time.time() - started:.0f} s)")
+
+    # missing words: does a question word the retrieved papers lack name the topic the corpus lacks?
+    xw, yw, gw = word_arrays(words)
+    oof_w = out_of_fold(xw, yw, list(gw), C["missing_word"])
+    word_auc = auc(oof_w[yw == 1], oof_w[yw == 0])
+    missing_word = fit(xw, yw, C["missing_word"])
+    print(f"missing words: out-of-fold AUC {word_auc:.3f} over {len(yw)} words ({int(yw.sum())} of absent topics)")
 
     # intent: area vs one paper (absent topics carry no label), on the question files and the package's exemplars
     lab = [r for r in rows if r["type"] != "none"] + exemplar_rows(args.index_dir)
@@ -262,7 +360,8 @@ def main() -> int:
           f"dense alone: {by_w[1.0]:.3f}; {len(areas)} area questions)")
 
     provenance = {"fitted_on": [f"{f.parent.name}/{f.name}" for f in files] + ["data/which_labels.jsonl (intent)"],
-                  "corpus": "bundled ICLR 2026 abstracts (95)", "script": "benchmarks/fit_decisions.py",
+                  "corpus": "bundled ICLR 2026 abstracts (95); corpora/<slice>_questions.jsonl over the "
+                            "300-paper arXiv slice benchmarks/data/corpora/<slice>.jsonl", "script": "benchmarks/fit_decisions.py",
                   "date": time.strftime("%Y-%m-%d"), "cross_validation": "leave one file out"}
     out = {
         "provenance": provenance,
@@ -275,6 +374,10 @@ def main() -> int:
         "framing_terms": {"terms": framing_list, "rule": f"in >= {FRAMING_MIN_QUESTIONS} questions of >= 3 files, "
                                                          f"in their gold papers for < {FRAMING_MAX_GOLD:.0%} of them"},
         "area_ranking": {"dense_weight": area_w, "ndcg_by_weight": {str(w): round(v, 4) for w, v in by_w.items()}},
+        "missing_word": as_dict(missing_word, WORD_FEATURES, 0.5,
+                                cv={"auc": round(word_auc, 4), "n": len(yw), "absent": int(yw.sum())},
+                                label="a question word whose terms the top 10 papers lack, in a question on an "
+                                      "absent topic"),
         "relevant": as_dict(relevant, decide.PAPER_SIGNALS, t_r,
                             cv={"nongold_share": round(nongold, 4), "gold_kept": round(recall, 4), "n": len(yr_)}),
     }

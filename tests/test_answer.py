@@ -127,3 +127,30 @@ def test_sentence_splitter_keeps_abbreviations_together():
 def test_a_question_with_typos_is_answered_as_spelt_and_says_how_it_was_read(retriever):
     ans = answer_question(retriever, "Which papers study federated lerning?")
     assert ans.answerable and ans.read_as == "Which papers study federated learning?"
+
+
+PROMPT_INJECTION = {"002_20c6bded0bdf1017#9", "004_b9c85a56bb10ecbe#19"}  # ASIDE, ChatInject
+
+
+@pytest.mark.parametrize("question, papers", [
+    ("got anything re federated learning?", FL),
+    ("prompt injection - anything in here?", PROMPT_INJECTION),
+    ("What's in the corpus on federated learning?", FL),
+    ("need refs on federated learning pls", FL)])
+def test_how_a_user_talks_is_not_read_as_a_topic_the_corpus_lacks(retriever, question, papers):
+    ans = answer_question(retriever, question)
+    assert ans.answerable and {c.paper_id for c in ans.citations} & papers
+
+
+def test_a_word_the_papers_lack_weighs_by_whether_it_carries_the_topic(retriever):
+    from assistant.search import decide
+
+    known = retriever.index.term_weights()
+    rarest = max(known.values())
+    question = "need refs on speculative decoding, hey"
+    missing = {"specul", "hey"}
+    assert not missing & set(known)  # no paper has either word
+    w = decide.missing_weights(retriever, question, retriever.embed_query(question), missing, known, rarest)
+    assert w["specul"] > 0.6 * rarest > w["hey"]
+    # and the question stays an absent topic: the casual words do not carry it to a near paper
+    assert not answer_question(retriever, question).answerable

@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
+from collections import ChainMap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,10 +54,11 @@ class Logistic:
 
 @functools.lru_cache(maxsize=1)
 def models() -> dict:
-    """The fitted models: ``intent`` (area vs one paper), ``answerable``, ``relevant`` (:class:`Logistic`), and
+    """The fitted models: ``intent`` (area vs one paper), ``answerable``, ``relevant``, ``missing_word`` (is a
+    question word the retrieved papers lack the topic the corpus lacks, :class:`Logistic`), and
     ``area_dense_weight``, the cosine's share in an area question's ranking."""
     data = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
-    out: dict = {name: Logistic.from_dict(data[name]) for name in ("intent", "answerable", "relevant")}
+    out: dict = {name: Logistic.from_dict(data[name]) for name in ("intent", "answerable", "relevant", "missing_word")}
     out["area_dense_weight"] = float(data["area_ranking"]["dense_weight"])
     out["intent_vocab"] = list(data["intent"]["vocab"])
     return out
@@ -131,13 +134,44 @@ def topical(question: str, framing: frozenset[str] | None = None) -> frozenset[s
     return qterms - (framing_terms() if framing is None else framing) or qterms
 
 
+def word_features(retriever, question: str, qvec: np.ndarray, word: str) -> np.ndarray:
+    """What the missing-word model reads of one question word: how far the question's vector moves without it
+    (log), and how close the word alone is to the question. A word that carries the topic moves it; "pls", "re",
+    "anything in here" barely do."""
+    kept = " ".join(w for w in re.findall(r"\S+", question) if w != word)
+    drop = 1.0 - float(retriever.embed_query(kept) @ qvec) if kept.strip() else 1.0
+    return np.array([math.log(max(drop, 1e-4)), float(retriever.embed_query(word) @ qvec)])
+
+
+def missing_weights(retriever, question: str, qvec: np.ndarray, missing: set[str], known: dict[str, float],
+                    rarest: float, model: Logistic | None = None) -> dict[str, float]:
+    """The weight of each question term the retrieved papers lack: its corpus weight (the rarest's for a word
+    no paper has) times the probability that the word carries the question's topic (the missing-word model),
+    so that how a user talks ("papers re X", "X, pls", "anything in the corpus on X?") does not read as a
+    topic the corpus lacks."""
+    if not missing:
+        return {}
+    model = model or models()["missing_word"]
+    out: dict[str, float] = {}
+    for word in dict.fromkeys(re.findall(r"\S+", question)):
+        held = [t for t in terms(word) if t in missing]
+        if held:
+            p = float(model.probability(word_features(retriever, question, qvec, word))[0])
+            for t in held:
+                out[t] = max(out.get(t, 0.0), known.get(t, rarest) * p)
+    # a term the words do not give back (stemmed across a hyphen or a quote) keeps its weight
+    return {t: out.get(t, known.get(t, rarest)) for t in missing}
+
+
 def signals(retriever, question: str, found, named: str | None = None, depth: int = 5,
-            area: float | None = None, framing: frozenset[str] | None = None, papers_only: bool = False) -> Signals:
+            area: float | None = None, framing: frozenset[str] | None = None, papers_only: bool = False,
+            word_model: Logistic | None = None) -> Signals:
     """The signals of a retrieval (``found``: its hits, best first, with their dense and BM25 scores).
 
     ``named``: the paper the question names by a word only it has, if any; ``area``: the intent model's
     probability, when the caller has it (the fitting script passes its out-of-fold one); ``framing``: the
-    framing terms (default: the fitted ones); ``papers_only``: only the papers' signals will be read."""
+    framing terms (default: the fitted ones); ``papers_only``: only the papers' signals will be read;
+    ``word_model``: the missing-word model (default: the fitted one; the fitting script passes its out-of-fold one)."""
     hits = found.hits[:depth]
     qvec = found.query_vector if found.query_vector is not None else retriever.embed_query(question)
     _, best, _ = retriever.dense_all(qvec)
@@ -145,10 +179,13 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
     med = float(np.median(best)) if len(best) else 0.0
     mad = float(np.median(np.abs(best - med))) * 1.4826 + 1e-6 if len(best) else 1.0
     index = retriever.index
-    weights = index.term_weights()
-    rarest = max(weights.values(), default=1.0)
+    known = index.term_weights()
+    rarest = max(known.values(), default=1.0)
     qterms = topical(question, framing)
     papers = index.all_papers()
+    held = [terms(f"{p.title}\n{p.abstract}") if (p := papers.get(h.paper_id)) else set() for h in found.hits[:10]]
+    weights = ChainMap(missing_weights(retriever, question, qvec, set(qterms) - set().union(*held), known, rarest,
+                                       word_model), known)
     ceiling = retriever.bm25_ceiling(question) or 1.0
     top_fused = hits[0].score if hits and hits[0].score > 0 else 1e-9
     rows = []
@@ -165,11 +202,11 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
                      "named": float(h.paper_id == named), "bm25": h.bm25,
                      "pairs": pair_share(qpairs, p), "sentence_coverage": max(
                          (coverage(weights, qterms, terms(x), rarest) for x in sents), default=0.0)})
-    unknown = sum(rarest for t in qterms if t not in weights)
-    held = [terms(f"{p.title}\n{p.abstract}") if (p := papers.get(h.paper_id)) else set() for h in found.hits[:10]]
+    unknown = sum(weights[t] for t in qterms if t not in known)
     # the rarest question term the best-covering top-3 paper lacks (a topic's own word: "speculative"), and how
     # much more of the question the top 10 hold together than any one of them (its words scattered over papers)
-    missing = min((max((weights.get(t, rarest) for t in qterms - h), default=0.0) for h in held[:3]), default=rarest)
+    # (rarity by the corpus alone: a word no paper has counts as the rarest here, whatever it carries)
+    missing = min((max((known.get(t, rarest) for t in qterms - h), default=0.0) for h in held[:3]), default=rarest)
     union = coverage(weights, qterms, set().union(*held), rarest) if held else 0.0
     total = sum(weights.get(t, rarest) for t in qterms) or 1.0
     first = rows[0] if rows else dict.fromkeys(PAPER_SIGNALS, 0.0) | {"bm25": 0.0}
@@ -183,7 +220,7 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
          "missing_rare": missing / rarest, "pairs": max((r["pairs"] for r in rows[:3]), default=0.0),
          "sentence_coverage": first["sentence_coverage"], "scatter": union - max((r["coverage"] for r in rows[:3]), default=0.0)}
     # one more embedding and dense pass: only when the question's signals are read, not the papers' alone
-    q["ablate_gain"] = ablate_gain(retriever, question, hits[0].paper_id, first["cos"], qterms, held[0], weights,
+    q["ablate_gain"] = ablate_gain(retriever, question, hits[0].paper_id, first["cos"], qterms, held[0], known,
                                    rarest) if hits and not papers_only else 0.0
     return Signals(question=q, papers=rows)
 
