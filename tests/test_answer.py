@@ -142,15 +142,14 @@ def test_how_a_user_talks_is_not_read_as_a_topic_the_corpus_lacks(retriever, que
     assert ans.answerable and {c.paper_id for c in ans.citations} & papers
 
 
-def test_a_word_the_papers_lack_weighs_by_whether_it_carries_the_topic(retriever):
+def test_a_word_the_papers_lack_is_scored_by_whether_it_carries_the_topic(retriever):
     from assistant.search import decide
 
     known = retriever.index.term_weights()
-    rarest = max(known.values())
     question = "need refs on speculative decoding, hey"
     missing = {"specul", "hey"}
     assert not missing & set(known)  # no paper has either word
-    w = decide.missing_weights(retriever, question, retriever.embed_query(question), missing, known, rarest)
-    assert w["specul"] > 0.6 * rarest > w["hey"]
+    carries = decide.missing_probabilities(retriever, question, retriever.embed_query(question), missing)
+    assert carries["specul"] > 0.6 > carries["hey"]
     # and the question stays an absent topic: the casual words do not carry it to a near paper
     assert not answer_question(retriever, question).answerable

@@ -25,7 +25,8 @@ MODEL_FILE = Path(__file__).resolve().parents[1] / "data" / "decisions.json"
 
 #: The question-level signals the answerability model reads, in order.
 QUESTION_SIGNALS = ("top_cos", "best3_cos", "standout", "coverage", "top_coverage", "unknown_share", "bm25_share",
-                    "gap", "sentence_cos", "log_terms", "area", "missing_rare", "scatter", "pairs", "sentence_coverage", "ablate_gain")
+                    "gap", "sentence_cos", "log_terms", "area", "missing_rare", "scatter", "pairs", "sentence_coverage", "ablate_gain",
+                    "missing_topic")
 #: The paper-level signals the relevance model reads, in order.
 PAPER_SIGNALS = ("cos", "cos_drop", "fused_ratio", "inv_rank", "standout", "coverage", "sentence_cos", "named")
 
@@ -143,12 +144,12 @@ def word_features(retriever, question: str, qvec: np.ndarray, word: str) -> np.n
     return np.array([math.log(max(drop, 1e-4)), float(retriever.embed_query(word) @ qvec)])
 
 
-def missing_weights(retriever, question: str, qvec: np.ndarray, missing: set[str], known: dict[str, float],
-                    rarest: float, model: Logistic | None = None) -> dict[str, float]:
-    """The weight of each question term the retrieved papers lack: its corpus weight (the rarest's for a word
-    no paper has) times the probability that the word carries the question's topic (the missing-word model),
-    so that how a user talks ("papers re X", "X, pls", "anything in the corpus on X?") does not read as a
-    topic the corpus lacks."""
+def missing_probabilities(retriever, question: str, qvec: np.ndarray, missing: set[str],
+                          model: Logistic | None = None) -> dict[str, float]:
+    """For each question term the retrieved papers lack, the probability that its word carries the question's
+    topic (the missing-word model): "pls", "hey", "re", "anything in the corpus" barely move the question's
+    vector and score low; "speculative" or "weather" move it and score high. Terms no word of the question gives
+    back (stemmed across a hyphen or a quote) are left out."""
     if not missing:
         return {}
     model = model or models()["missing_word"]
@@ -158,9 +159,8 @@ def missing_weights(retriever, question: str, qvec: np.ndarray, missing: set[str
         if held:
             p = float(model.probability(word_features(retriever, question, qvec, word))[0])
             for t in held:
-                out[t] = max(out.get(t, 0.0), known.get(t, rarest) * p)
-    # a term the words do not give back (stemmed across a hyphen or a quote) keeps its weight
-    return {t: out.get(t, known.get(t, rarest)) for t in missing}
+                out[t] = max(out.get(t, 0.0), p)
+    return out
 
 
 def signals(retriever, question: str, found, named: str | None = None, depth: int = 5,
@@ -184,8 +184,10 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
     qterms = topical(question, framing)
     papers = index.all_papers()
     held = [terms(f"{p.title}\n{p.abstract}") if (p := papers.get(h.paper_id)) else set() for h in found.hits[:10]]
-    weights = ChainMap(missing_weights(retriever, question, qvec, set(qterms) - set().union(*held), known, rarest,
-                                       word_model), known)
+    # a term the top papers lack weighs by how likely its word carries the topic, so that how a user talks
+    # ("papers re X", "X, pls", "anything in the corpus on X?") does not read as a topic the corpus lacks
+    carries = missing_probabilities(retriever, question, qvec, set(qterms) - set().union(*held), word_model)
+    weights = ChainMap({t: known.get(t, rarest) * p for t, p in carries.items()}, known)
     ceiling = retriever.bm25_ceiling(question) or 1.0
     top_fused = hits[0].score if hits and hits[0].score > 0 else 1e-9
     rows = []
@@ -218,7 +220,8 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
          "sentence_cos": first["sentence_cos"], "log_terms": math.log1p(len(qterms)),
          "area": area_probability(question, qvec, len(qterms)) if area is None else area,
          "missing_rare": missing / rarest, "pairs": max((r["pairs"] for r in rows[:3]), default=0.0),
-         "sentence_coverage": first["sentence_coverage"], "scatter": union - max((r["coverage"] for r in rows[:3]), default=0.0)}
+         "sentence_coverage": first["sentence_coverage"], "scatter": union - max((r["coverage"] for r in rows[:3]), default=0.0),
+         "missing_topic": max(carries.values(), default=0.0)}
     # one more embedding and dense pass: only when the question's signals are read, not the papers' alone
     q["ablate_gain"] = ablate_gain(retriever, question, hits[0].paper_id, first["cos"], qterms, held[0], known,
                                    rarest) if hits and not papers_only else 0.0
