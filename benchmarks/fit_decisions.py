@@ -241,49 +241,48 @@ def as_dict(params, names, threshold: float, **extra) -> dict:
             "bias": b, "threshold": threshold, **extra}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--index-dir", type=Path, default=HERE / ".work" / "iclr95")
-    ap.add_argument("--signals-cache", type=Path, default=HERE / ".work" / "signals.json",
-                    help="reuse the signals collected by an earlier run (delete it after changing decide.signals)")
-    args = ap.parse_args()
-    from assistant.search import decide
+def gather(files: list[Path], index_dir: Path, cache: Path) -> tuple[list[dict], list[str], list[dict]]:
+    """Every question's signals, the framing terms and the missing-word examples (from ``cache`` when it exists)."""
+    if cache.exists():
+        cached = json.loads(cache.read_text())
+        return cached["rows"], cached["framing"], cached["words"]
+    items = [it for f in files for it in items_of(f)]
+    labels = [json.loads(line) for line in (HERE / "data" / "which_labels.jsonl").read_text().splitlines()
+              if line.strip()]
+    items += [{"question": lb["criterion"], "type": "area", "gold": lb["papers"], "file": "which_labels",
+               "corpus": "bundled"} for lb in labels]
+    settings_by = {c: corpus_settings(c, index_dir) for c in sorted({it["corpus"] for it in items})}
+    groups = {c: [it for it in items if it["corpus"] == c] for c in settings_by}
+    framing_list = framing(settings_by, [it for it in items if it["file"] != "which_labels"])
+    words = [w for c, its in groups.items() for w in word_examples(settings_by[c], its, frozenset(framing_list))]
+    # each file's questions are read with the missing-word model of the other files ("" : all of them)
+    xw, yw, gw = word_arrays(words)
+    word_models = {g: as_logistic(fit(xw[gw != g], yw[gw != g], C["missing_word"]), WORD_FEATURES)
+                   for g in sorted(set(gw))}
+    word_models[""] = as_logistic(fit(xw, yw, C["missing_word"]), WORD_FEATURES)
+    rows = [r for c, its in groups.items() for r in collect(settings_by[c], its, frozenset(framing_list), word_models)]
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"framing": framing_list, "rows": rows, "words": words}))
+    return rows, framing_list, words
 
-    files = question_files()
-    started = time.time()
-    if args.signals_cache.exists():
-        cached = json.loads(args.signals_cache.read_text())
-        rows, framing_list, words = cached["rows"], cached["framing"], cached["words"]
-    else:
-        items = [it for f in files for it in items_of(f)]
-        labels = [json.loads(line) for line in (HERE / "data" / "which_labels.jsonl").read_text().splitlines()
-                  if line.strip()]
-        items += [{"question": lb["criterion"], "type": "area", "gold": lb["papers"], "file": "which_labels",
-                   "corpus": "bundled"} for lb in labels]
-        settings_by = {c: corpus_settings(c, args.index_dir) for c in sorted({it["corpus"] for it in items})}
-        groups = {c: [it for it in items if it["corpus"] == c] for c in settings_by}
-        framing_list = framing(settings_by, [it for it in items if it["file"] != "which_labels"])
-        words = [w for c, its in groups.items() for w in word_examples(settings_by[c], its, frozenset(framing_list))]
-        # each file's questions are read with the missing-word model of the other files ("" : all of them)
-        xw, yw, gw = word_arrays(words)
-        word_models = {g: as_logistic(fit(xw[gw != g], yw[gw != g], C["missing_word"]), WORD_FEATURES)
-                       for g in sorted(set(gw))}
-        word_models[""] = as_logistic(fit(xw, yw, C["missing_word"]), WORD_FEATURES)
-        rows = [r for c, its in groups.items() for r in collect(settings_by[c], its, frozenset(framing_list), word_models)]
-        args.signals_cache.parent.mkdir(parents=True, exist_ok=True)
-        args.signals_cache.write_text(json.dumps({"framing": framing_list, "rows": rows, "words": words}))
-    print(f"framing terms ({len(framing_list)}): {' '.join(framing_list)}")
-    print(f"{len(rows)} questions from {len({r['file'] for r in rows})} files ({time.time() - started:.0f} s)")
 
-    # missing words: does a question word the retrieved papers lack name the topic the corpus lacks?
+def fit_missing_word(words: list[dict]) -> dict:
+    """Does a question word the retrieved papers lack name the topic the corpus lacks?"""
     xw, yw, gw = word_arrays(words)
     oof_w = out_of_fold(xw, yw, list(gw), C["missing_word"])
     word_auc = auc(oof_w[yw == 1], oof_w[yw == 0])
-    missing_word = fit(xw, yw, C["missing_word"])
     print(f"missing words: out-of-fold AUC {word_auc:.3f} over {len(yw)} words ({int(yw.sum())} of absent topics)")
+    return as_dict(fit(xw, yw, C["missing_word"]), WORD_FEATURES, 0.5,
+                   cv={"auc": round(word_auc, 4), "n": len(yw), "absent": int(yw.sum())},
+                   label="a question word whose terms the top 10 papers lack, in a question on an absent topic")
 
-    # intent: area vs one paper (absent topics carry no label), on the question files and the package's exemplars
-    lab = [r for r in rows if r["type"] != "none"] + exemplar_rows(args.index_dir)
+
+def fit_intent(rows: list[dict], index_dir: Path) -> dict:
+    """Area vs one paper (absent topics carry no label), on the question files and the package's exemplars; sets
+    each row's out-of-fold area probability (from the intent model of the other files), which answerable reads."""
+    from assistant.search import decide
+
+    lab = [r for r in rows if r["type"] != "none"] + exemplar_rows(index_dir)
     vocab = intent_vocab(lab)
     xi = np.array([decide.intent_features(r["question"], np.array(r["qvec"]), r["n_terms"], vocab) for r in lab])
     yi = np.array([r["type"] == "area" for r in lab], dtype=float)
@@ -292,41 +291,49 @@ def main() -> int:
     oof_i = out_of_fold(xi, yi, groups_i, C["intent"], always=("intent_exemplars",))
     held = np.array([g != "intent_exemplars" for g in groups_i])
     intent_acc = float(np.mean((oof_i[held] >= 0.5) == yi[held]))
-    intent = fit(xi, yi, C["intent"])
-    # every row's out-of-fold area probability (from the intent model of the other files) feeds answerable
-    groups_all = sorted({r["file"] for r in rows})
     fold_models = {g: fit(xi[np.array([f != g for f in groups_i])], yi[np.array([f != g for f in groups_i])],
-                          C["intent"]) for g in groups_all}
+                          C["intent"]) for g in sorted({r["file"] for r in rows})}
     for r in rows:
         x = decide.intent_features(r["question"], np.array(r["qvec"]), r["n_terms"], vocab)[None]
         r["signals"]["area"] = float(predict(fold_models[r["file"]], x)[0])
     print(f"intent: out-of-fold accuracy {intent_acc:.3f} over {int(held.sum())} questions of the files "
           f"({int(yi[held].sum())} area), {len(vocab)} words")
+    return as_dict(fit(xi, yi, C["intent"]), [f"v{i}" for i in range(384)] + ["log_terms"] + [f"w:{w}" for w in vocab],
+                   0.5, cv={"accuracy": round(intent_acc, 4), "n": int(held.sum())}, vocab=vocab,
+                   exemplars="assistant/data/intent_exemplars.jsonl")
 
-    # answerable: a question that names a paper is answered from it whatever the signals, and a followup item's
-    # label is about its last turn: neither is fitted here
-    ans = [r for r in rows if r["file"] != "which_labels" and r["type"] != "followup" and not r["named"]]
+
+def fit_answerable(ans: list[dict]) -> dict:
+    """Does the corpus answer the question; the threshold that costs a user least, counting a false refusal and
+    an answered absent topic alike, with ABSENT_SHARE of real questions on absent topics (the files hold far
+    more of them than use does)."""
+    from assistant.search import decide
+
     xa = np.array([[r["signals"][n] for n in decide.QUESTION_SIGNALS] for r in ans])
     ya = np.array([r["type"] != "none" for r in ans], dtype=float)
-    ga = [r["file"] for r in ans]
-    oof_a = out_of_fold(xa, ya, ga, C["answerable"])
-    cands = np.unique(oof_a)
-    # the threshold that costs a user least, counting a false refusal and an answered absent topic alike, with
-    # ABSENT_SHARE of real questions on absent topics (the files hold far more of them than use does)
+    ga = np.array([r["file"] for r in ans])
+    oof_a = out_of_fold(xa, ya, list(ga), C["answerable"])
     cost = {float(t): (1 - ABSENT_SHARE) * np.mean(oof_a[ya == 1] < t) + ABSENT_SHARE * np.mean(oof_a[ya == 0] >= t)
-            for t in cands}
+            for t in np.unique(oof_a)}
     t_a = min(cost, key=cost.get)
     fr = float(np.mean(oof_a[ya == 1] < t_a))
     none_acc = float(np.mean(oof_a[ya == 0] < t_a))
-    per_file = {g: {"none_accuracy": round(float(np.mean(oof_a[(np.array(ga) == g) & (ya == 0)] < t_a)), 3)
-                    if ((np.array(ga) == g) & (ya == 0)).any() else None,
-                    "false_refusals": round(float(np.mean(oof_a[(np.array(ga) == g) & (ya == 1)] < t_a)), 3)
-                    if ((np.array(ga) == g) & (ya == 1)).any() else None} for g in sorted(set(ga))}
-    answerable = fit(xa, ya, C["answerable"])
+    per_file = {g: {"none_accuracy": round(float(np.mean(oof_a[(ga == g) & (ya == 0)] < t_a)), 3)
+                    if ((ga == g) & (ya == 0)).any() else None,
+                    "false_refusals": round(float(np.mean(oof_a[(ga == g) & (ya == 1)] < t_a)), 3)
+                    if ((ga == g) & (ya == 1)).any() else None} for g in sorted(set(ga))}
     print(f"answerable: threshold {t_a:.3f}; out-of-fold none accuracy {none_acc:.3f}, false refusals {fr:.3f} "
           f"({int((ya == 0).sum())} absent, {int(ya.sum())} answerable)")
+    return as_dict(fit(xa, ya, C["answerable"]), decide.QUESTION_SIGNALS, t_a,
+                   cv={"none_accuracy": round(none_acc, 4), "false_refusals": round(fr, 4), "n": len(ans),
+                       "per_file": per_file})
 
-    # relevant: top-5 papers of answerable questions with gold
+
+def fit_relevant(ans: list[dict]) -> dict:
+    """Is a retrieved paper a gold one: the top-5 papers of answerable questions with gold; the threshold keeps
+    the share of non-gold papers among those passing at most MAX_NONGOLD."""
+    from assistant.search import decide
+
     pr, yr, gr = [], [], []
     for r in ans:
         if r["type"] == "none" or not r["gold"]:
@@ -337,17 +344,19 @@ def main() -> int:
             gr.append(r["file"])
     xr, yr_ = np.array(pr), np.array(yr, dtype=float)
     oof_r = out_of_fold(xr, yr_, gr, C["relevant"])
-    cands = np.unique(oof_r)
-    ok = [t for t in cands if (oof_r >= t).any() and np.mean(yr_[oof_r >= t] == 0) <= MAX_NONGOLD]
+    ok = [t for t in np.unique(oof_r) if (oof_r >= t).any() and np.mean(yr_[oof_r >= t] == 0) <= MAX_NONGOLD]
     t_r = float(min(ok)) if ok else 0.5
     kept = oof_r >= t_r
     nongold = float(np.mean(yr_[kept] == 0))
     recall = float(np.mean(kept[yr_ == 1]))
-    relevant = fit(xr, yr_, C["relevant"])
     print(f"relevant: threshold {t_r:.3f}; out-of-fold non-gold share {nongold:.3f}, gold kept {recall:.3f} "
           f"({len(yr_)} papers)")
+    return as_dict(fit(xr, yr_, C["relevant"]), decide.PAPER_SIGNALS, t_r,
+                   cv={"nongold_share": round(nongold, 4), "gold_kept": round(recall, 4), "n": len(yr_)})
 
-    # the area ranking: the cosine's share in an area question's order (the rest: BM25 over its ceiling)
+
+def fit_area_ranking(rows: list[dict]) -> dict:
+    """The cosine's share in an area question's order (the rest: BM25 over its ceiling)."""
     from assistant.service.evaluate import ndcg_at
 
     areas = [r for r in rows if r["type"] == "area" and r["file"] != "which_labels"]
@@ -358,29 +367,38 @@ def main() -> int:
     area_w = max(grid, key=lambda w: (round(by_w[w], 3), -abs(w - 0.75)))
     print(f"area ranking: dense weight {area_w} (nDCG@10 {by_w[area_w]:.3f}; fused 0.5: {by_w[0.5]:.3f}, "
           f"dense alone: {by_w[1.0]:.3f}; {len(areas)} area questions)")
+    return {"dense_weight": area_w, "ndcg_by_weight": {str(w): round(v, 4) for w, v in by_w.items()}}
 
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--index-dir", type=Path, default=HERE / ".work" / "iclr95")
+    ap.add_argument("--signals-cache", type=Path, default=HERE / ".work" / "signals.json",
+                    help="reuse the signals collected by an earlier run (delete it after changing decide.signals)")
+    args = ap.parse_args()
+
+    files = question_files()
+    started = time.time()
+    rows, framing_list, words = gather(files, args.index_dir, args.signals_cache)
+    print(f"framing terms ({len(framing_list)}): {' '.join(framing_list)}")
+    print(f"{len(rows)} questions from {len({r['file'] for r in rows})} files ({time.time() - started:.0f} s)")
+    missing_word = fit_missing_word(words)
+    intent = fit_intent(rows, args.index_dir)
+    # a question that names a paper is answered from it whatever the signals, and a followup item's label is
+    # about its last turn: neither is fitted for answerable or relevant
+    ans = [r for r in rows if r["file"] != "which_labels" and r["type"] != "followup" and not r["named"]]
+    answerable = fit_answerable(ans)
+    relevant = fit_relevant(ans)
+    area_ranking = fit_area_ranking(rows)
     provenance = {"fitted_on": [f"{f.parent.name}/{f.name}" for f in files] + ["data/which_labels.jsonl (intent)"],
                   "corpus": "bundled ICLR 2026 abstracts (95); corpora/<slice>_questions.jsonl over the "
-                            "300-paper arXiv slice benchmarks/data/corpora/<slice>.jsonl", "script": "benchmarks/fit_decisions.py",
-                  "date": time.strftime("%Y-%m-%d"), "cross_validation": "leave one file out"}
-    out = {
-        "provenance": provenance,
-        "intent": as_dict(intent, [f"v{i}" for i in range(384)] + ["log_terms"] + [f"w:{w}" for w in vocab], 0.5,
-                          cv={"accuracy": round(intent_acc, 4), "n": int(held.sum())}, vocab=vocab,
-                          exemplars="assistant/data/intent_exemplars.jsonl"),
-        "answerable": as_dict(answerable, decide.QUESTION_SIGNALS, t_a,
-                              cv={"none_accuracy": round(none_acc, 4), "false_refusals": round(fr, 4),
-                                  "n": len(ans), "per_file": per_file}),
-        "framing_terms": {"terms": framing_list, "rule": f"in >= {FRAMING_MIN_QUESTIONS} questions of >= 3 files, "
-                                                         f"in their gold papers for < {FRAMING_MAX_GOLD:.0%} of them"},
-        "area_ranking": {"dense_weight": area_w, "ndcg_by_weight": {str(w): round(v, 4) for w, v in by_w.items()}},
-        "missing_word": as_dict(missing_word, WORD_FEATURES, 0.5,
-                                cv={"auc": round(word_auc, 4), "n": len(yw), "absent": int(yw.sum())},
-                                label="a question word whose terms the top 10 papers lack, in a question on an "
-                                      "absent topic"),
-        "relevant": as_dict(relevant, decide.PAPER_SIGNALS, t_r,
-                            cv={"nongold_share": round(nongold, 4), "gold_kept": round(recall, 4), "n": len(yr_)}),
-    }
+                            "300-paper arXiv slice benchmarks/data/corpora/<slice>.jsonl",
+                  "script": "benchmarks/fit_decisions.py", "date": time.strftime("%Y-%m-%d"),
+                  "cross_validation": "leave one file out"}
+    out = {"provenance": provenance, "intent": intent, "answerable": answerable,
+           "framing_terms": {"terms": framing_list, "rule": f"in >= {FRAMING_MIN_QUESTIONS} questions of >= 3 files, "
+                                                            f"in their gold papers for < {FRAMING_MAX_GOLD:.0%} of them"},
+           "area_ranking": area_ranking, "missing_word": missing_word, "relevant": relevant}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(out, indent=1))
     print(f"wrote {OUT}")
