@@ -112,8 +112,6 @@ def word_examples(settings, items: list[dict], framing_set: frozenset[str]) -> l
     """Each question word whose terms the top 10 papers lack (and no framing term), with what the missing-word
     model reads and its label: the question is on an absent topic (1) or answerable (0: the word is how the user
     talks, or says in other words what a paper says)."""
-    import re
-
     from assistant.search import decide
     from assistant.service.api import retriever
 
@@ -125,15 +123,10 @@ def word_examples(settings, items: list[dict], framing_set: frozenset[str]) -> l
             continue
         q = r.mend(it["question"])
         found = r.search(q, k=10)
-        held = set().union(*(decide.terms(f"{p.title}\n{p.abstract}") for h in found.hits[:10]
-                             if (p := papers.get(h.paper_id))))
-        missing = decide.topical(q, framing_set) - held
-        if not missing:
-            continue
-        for word in dict.fromkeys(re.findall(r"\S+", q)):
-            if decide.terms(word) & missing:
-                out.append({"file": it["file"], "word": word, "question": q, "absent": not it.get("gold"),
-                            "x": decide.word_features(r, q, found.query_vector, word).tolist()})
+        missing = decide.topical(q, framing_set) - set().union(*decide.paper_terms(papers, found.hits[:10]))
+        for word in decide.missing_words(q, missing):
+            out.append({"file": it["file"], "word": word, "question": q, "absent": not it.get("gold"),
+                        "x": decide.word_features(r, q, found.query_vector, word).tolist()})
     return out
 
 

@@ -25,68 +25,84 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 
-def main() -> int:
-    import fit_decisions as f
-    from sklearn.linear_model import LogisticRegression
+def features(sentences: list[str], cos: np.ndarray, shares: list[float]) -> list[list[float]]:
+    """What the sentence model reads of each sentence of one paper."""
+    from assistant.qa.evidence import CONTRIBUTION_RE, leans_on_previous
 
-    from assistant.qa.evidence import CONTRIBUTION_RE, leans_on_previous, relevance
+    n = len(sentences)
+    return [[cos[i], shares[i], cos[i] - cos.max(), shares[i] - max(shares), float(bool(CONTRIBUTION_RE.search(s))),
+             float(bool(re.search(r"\d", s))), i / max(n - 1, 1), float(i == 0), float(i == n - 1),
+             math.log(len(s)), float(leans_on_previous(s))] for i, s in enumerate(sentences)]
+
+
+def sentence_rows() -> list[dict]:
+    """One row per fact question with one gold paper: its gold paper's sentences' features, labels, and the
+    current score."""
+    import fit_decisions as f
+
+    from assistant.qa.evidence import relevance
     from assistant.search.decide import terms
     from assistant.service.api import retriever
     from assistant.service.evaluate import load_questions
 
     rows = []
     for path in f.question_files():
-        s = f.corpus_settings(f.corpus_of(path.stem), HERE / ".work" / "iclr95")
-        r = retriever(s); papers = r.papers(); weights = r.term_weights()
+        r = retriever(f.corpus_settings(f.corpus_of(path.stem), HERE / ".work" / "iclr95"))
+        papers, weights = r.papers(), r.term_weights()
+        rarest = max(weights.values())
         for it in load_questions(path):
-            facts = it.get("answer_facts") or []
-            gold = it.get("gold") or []
-            if not facts or len(gold) != 1 or gold[0] not in papers: continue
-            q = it.get("question") or it["turns"][-1]
-            p = papers[gold[0]]
-            sents, svecs = r.sentence_vectors(p.id if hasattr(p, "id") else gold[0], p.abstract)
-            if not sents: continue
-            qv = r.embed_query(q); qt = terms(q)
-            base = relevance(sents, svecs, qv, qt, weights)
-            cos = svecs @ qv
-            rarest = max(weights.values()); total = sum(weights.get(t, rarest) for t in qt) or 1.0
-            n = len(sents)
-            lab = [any(x.lower() in s_.lower() for x in facts) for s_ in sents]
-            if not any(lab): continue  # fact spans sentences
-            feats = []
-            shares = [sum(weights.get(t, rarest) for t in qt & terms(x)) / total for x in sents]
-            for i, s_ in enumerate(sents):
-                share = shares[i]
-                feats.append([cos[i], share, cos[i] - cos.max(), share - max(shares), float(bool(CONTRIBUTION_RE.search(s_))),
-                              float(bool(re.search(r"\d", s_))), i / max(n - 1, 1), float(i == 0), float(i == n - 1),
-                              math.log(len(s_)), float(leans_on_previous(s_))])
-            rows.append({"file": path.stem, "x": feats, "y": lab, "base": base.tolist()})
-    print(len(rows), "questions")
-    def hit(scores, y, k):
-        top = np.argsort(-np.array(scores))[:k]
-        return any(y[i] for i in top)
-    files = sorted({r["file"] for r in rows})
-    preds = {}
-    for g in files:
-        tr = [r for r in rows if r["file"] != g]
-        X = np.array([x for r in tr for x in r["x"]]); Y = np.array([y for r in tr for y in r["y"]])
-        mu, sd = X.mean(0), X.std(0) + 1e-9
-        m = LogisticRegression(C=1.0, max_iter=2000).fit((X - mu) / sd, Y)
-        for r in rows:
-            if r["file"] == g:
-                preds[id(r)] = m.decision_function((np.array(r["x"]) - mu) / sd)
-    for k in (1, 2, 3, 4):
-        b = np.mean([hit(r["base"], r["y"], k) for r in rows]); l = np.mean([hit(preds[id(r)], r["y"], k) for r in rows])
-        print(f"hit@{k}: current {b:.3f}  LR(LOFO) {l:.3f}")
-    for fl in ("arxiv_a_questions", "arxiv_b_questions"):
-        rr = [r for r in rows if r["file"] == fl]
-        print(fl, "hit@1/2/4 current", [round(float(np.mean([hit(r["base"], r["y"], k) for r in rr])), 3) for k in (1, 2, 4)],
-              "LR", [round(float(np.mean([hit(preds[id(r)], r["y"], k) for r in rr])), 3) for k in (1, 2, 4)])
+            facts, gold = it.get("answer_facts") or [], it.get("gold") or []
+            if not facts or len(gold) != 1 or gold[0] not in papers:
+                continue
+            question = it.get("question") or it["turns"][-1]
+            sents, svecs = r.sentence_vectors(gold[0], papers[gold[0]].abstract)
+            labels = [any(x.lower() in s.lower() for x in facts) for s in sents]
+            if not any(labels):  # a fact split over two sentences: no one sentence holds it
+                continue
+            qvec, qterms = r.embed_query(question), terms(question)
+            total = sum(weights.get(t, rarest) for t in qterms) or 1.0
+            shares = [sum(weights.get(t, rarest) for t in qterms & terms(s)) / total for s in sents]
+            rows.append({"file": path.stem, "x": features(sents, svecs @ qvec, shares), "y": labels,
+                         "current": relevance(sents, svecs, qvec, qterms, weights).tolist()})
+    return rows
 
-    result = {"questions": len(rows), "files": files,
-              "hit_at_k": {k: {"current": round(float(np.mean([hit(r["base"], r["y"], k) for r in rows])), 4),
-                               "lr_lofo": round(float(np.mean([hit(preds[id(r)], r["y"], k) for r in rows])), 4)}
-                           for k in (1, 2, 3, 4)}}
+
+def lofo_scores(rows: list[dict]) -> list[np.ndarray]:
+    """Each row's sentence scores from a model fitted on the other files."""
+    from sklearn.linear_model import LogisticRegression
+
+    out: list[np.ndarray] = [np.zeros(0)] * len(rows)
+    for held_out in sorted({r["file"] for r in rows}):
+        x = np.array([v for r in rows if r["file"] != held_out for v in r["x"]])
+        y = np.array([v for r in rows if r["file"] != held_out for v in r["y"]])
+        mean, scale = x.mean(0), x.std(0) + 1e-9
+        model = LogisticRegression(C=1.0, max_iter=2000).fit((x - mean) / scale, y)
+        for i, r in enumerate(rows):
+            if r["file"] == held_out:
+                out[i] = model.decision_function((np.array(r["x"]) - mean) / scale)
+    return out
+
+
+def hit_rate(rows: list[dict], scores: list, k: int) -> float:
+    """How often a sentence holding the fact is among the k best-scored."""
+    return float(np.mean([any(r["y"][i] for i in np.argsort(-np.asarray(s))[:k]) for r, s in zip(rows, scores)]))
+
+
+def main() -> int:
+    rows = sentence_rows()
+    fitted = lofo_scores(rows)
+    current = [r["current"] for r in rows]
+    print(len(rows), "questions")
+    result = {"questions": len(rows), "files": sorted({r["file"] for r in rows}), "hit_at_k": {}}
+    for k in (1, 2, 3, 4):
+        result["hit_at_k"][k] = {"current": round(hit_rate(rows, current, k), 4),
+                                 "lr_lofo": round(hit_rate(rows, fitted, k), 4)}
+        print(f"hit@{k}: current {hit_rate(rows, current, k):.3f}  LR(LOFO) {hit_rate(rows, fitted, k):.3f}")
+    for name in ("arxiv_a_questions", "arxiv_b_questions"):
+        part = [i for i, r in enumerate(rows) if r["file"] == name]
+        sub = [rows[i] for i in part]
+        print(name, "hit@1/2/4 current", [round(hit_rate(sub, [current[i] for i in part], k), 3) for k in (1, 2, 4)],
+              "LR", [round(hit_rate(sub, [fitted[i] for i in part], k), 3) for k in (1, 2, 4)])
     (HERE / "results" / "sentence_model.json").write_text(json.dumps(result, indent=1))
     return 0
 

@@ -154,13 +154,26 @@ def missing_probabilities(retriever, question: str, qvec: np.ndarray, missing: s
         return {}
     model = model or models()["missing_word"]
     out: dict[str, float] = {}
-    for word in dict.fromkeys(re.findall(r"\S+", question)):
-        held = [t for t in terms(word) if t in missing]
-        if held:
-            p = float(model.probability(word_features(retriever, question, qvec, word))[0])
-            for t in held:
-                out[t] = max(out.get(t, 0.0), p)
+    for word, lacked in missing_words(question, missing).items():
+        p = float(model.probability(word_features(retriever, question, qvec, word))[0])
+        for t in lacked:
+            out[t] = max(out.get(t, 0.0), p)
     return out
+
+
+def missing_words(question: str, missing: set[str]) -> dict[str, list[str]]:
+    """The question's words (as written, in order) that hold terms of ``missing``, with those terms."""
+    out = {}
+    for word in dict.fromkeys(re.findall(r"\S+", question)):
+        lacked = [t for t in terms(word) if t in missing]
+        if lacked:
+            out[word] = lacked
+    return out
+
+
+def paper_terms(papers: dict, hits) -> list[frozenset[str]]:
+    """The terms of each hit's paper (title and abstract), in hit order."""
+    return [terms(f"{p.title}\n{p.abstract}") if (p := papers.get(h.paper_id)) else frozenset() for h in hits]
 
 
 def signals(retriever, question: str, found, named: str | None = None, depth: int = 5,
@@ -183,7 +196,7 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
     rarest = max(known.values(), default=1.0)
     qterms = topical(question, framing)
     papers = index.all_papers()
-    held = [terms(f"{p.title}\n{p.abstract}") if (p := papers.get(h.paper_id)) else set() for h in found.hits[:10]]
+    held = paper_terms(papers, found.hits[:10])
     # a term the top papers lack weighs by how likely its word carries the topic, so that how a user talks
     # ("papers re X", "X, pls", "anything in the corpus on X?") does not read as a topic the corpus lacks
     carries = missing_probabilities(retriever, question, qvec, set(qterms) - set().union(*held), word_model)
