@@ -123,6 +123,28 @@ def test_a_first_ingest_killed_between_its_commit_and_manifest_json_is_finished_
     assert run("doctor", "--index-dir", idx).exit_code == 0
 
 
+def test_a_fresh_clone_s_index_store_is_built_from_the_bundled_corpus_by_the_first_read(bundled_index_dir):
+    """The repository ships index_store/ holding only its placeholder; the README's run command must build the
+    bundled corpus there (the session fixture made that first read, as a fresh clone does)."""
+    assert (bundled_index_dir / ".gitkeep").exists()
+    manifest = json.loads((bundled_index_dir / "manifest.json").read_text())
+    assert manifest["sources"] == ["bundled"] and manifest["papers"] == 95
+
+
+def test_a_directory_holding_something_else_is_refused_and_left_as_it_was(tmp_path):
+    from assistant.store.integrity import NoIndex
+
+    idx = tmp_path / "idx"
+    idx.mkdir()
+    (idx / "notes.txt").write_text("mine")
+    res = run("ask", "what is reasoning?", "--index-dir", idx)
+    assert res.exit_code == 4 and has(error_line(res), "not empty but holds no index", "assistant ingest")
+    assert sorted(p.name for p in idx.iterdir()) == ["notes.txt"]  # no store created by the failed read
+    (idx / "notes.txt").unlink()
+    with pytest.raises(NoIndex):  # emptied, it holds nothing again: the next read builds the bundled corpus
+        Index(Settings(index_dir=idx))
+
+
 def test_only_an_interrupted_build_of_the_bundled_corpus_is_resumed_by_a_read(tmp_path):
     from assistant.store.integrity import NoIndex, holds_nothing
 

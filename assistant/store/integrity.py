@@ -26,14 +26,16 @@ from pathlib import Path
 
 from assistant.errors import IndexStoreError
 from assistant.store.server_lock import server_lock, server_lock_holder
-from assistant.store.layout import BM25, CHATS, CHROMA, CHROMA_FILE, LOCK, SENTENCES, VECTORS
+from assistant.store.layout import BM25, CHATS, CHROMA, CHROMA_FILE, LOCK, PLACEHOLDER, SENTENCES, VECTORS
 
 META = "assistant_meta"
-#: Files a directory may hold and still count as holding no index (caches and the lock file).
-IGNORABLE = {LOCK, CHATS, SENTENCES}
+#: Files a directory may hold and still count as holding no index (caches, the lock file, the clone's placeholder).
+IGNORABLE = {LOCK, CHATS, SENTENCES, PLACEHOLDER}
 #: Below this many free bytes a failed write is reported as a full disk.
 LOW_DISK = 64 * 1024 * 1024
 BUNDLED = "bundled"
+NOT_AN_INDEX = ("{where} is not empty but holds no index (no manifest.json, no papers); build one with: assistant "
+                "ingest [PATHS], or point ASSISTANT_INDEX_DIR at an empty directory")
 
 
 class NoIndex(IndexStoreError):
@@ -313,6 +315,10 @@ def check_open(index) -> None:
     store is checked without chromadb (:func:`verified_directly`); anything else through it."""
     if verified_directly(index):
         return
+    if not index.remote and index.manifest is None and index.manifest_error is None and \
+            not (index.dir / CHROMA / CHROMA_FILE).exists():
+        # no store to ask: say so without opening chromadb, which would create one and leave it behind
+        raise IndexStoreError(NOT_AN_INDEX.format(where=index.dir))
     journal = None
     for attempt in range(2):
         journal = meta_get(index, "journal")
@@ -350,9 +356,7 @@ def damage(index, journal: dict | None) -> IndexStoreError:
                                "restore the manifest with: assistant doctor --repair")
     if m is None:
         if now["papers"] == 0:
-            return IndexStoreError(f"{where} is not empty but holds no index (no manifest.json, no papers); build "
-                                   "one with: assistant ingest [PATHS], or point ASSISTANT_INDEX_DIR at an empty "
-                                   "directory")
+            return IndexStoreError(NOT_AN_INDEX.format(where=where))
         return IndexStoreError(f"{where} holds {now['papers']} papers but no manifest.json (deleted?); restore it "
                                "with: assistant doctor --repair")
     if now["papers"] == 0 and m.get("papers"):

@@ -17,6 +17,7 @@ MANIFEST = "manifest.json"  # what was committed: embedder, chunking, fingerprin
 LOCK = ".lock"  # held while an ingest or remove writes
 CHATS = "chats.sqlite"  # saved conversations (chat/history.py)
 MAP = "map"  # the map's layouts, one per index version and projection (qa/landscape.py)
+PLACEHOLDER = ".gitkeep"  # the repository ships index_store/ holding only this: a clone's index is still empty
 
 
 def chats_file(index_dir: Path) -> Path:
