@@ -33,12 +33,16 @@ LABELS = ("new", "followup", "more", "among", "chat")
 
 def read_kind(conv, turn: str) -> str:
     """How the conversation reads ``turn`` before it is asked (see the module docstring)."""
-    from assistant.chat.conversation import references, without_chitchat
+    from assistant.chat import conversation
 
-    question = without_chitchat(turn)
+    # a method of the conversation since the turn model reads chit-chat; a function of the module before
+    question = conv.without_chitchat(turn) if hasattr(conv, "without_chitchat") else \
+        conversation.without_chitchat(turn)
+    references = conversation.references
     numbers, positions = references(question)
     if conv.turns and not numbers and not positions and conv.referenced(question):
-        return "more"
+        # the paper talked about ("tell me more"), or since the turn model also a paper named in a follow-up
+        return "more" if not hasattr(conv, "kind") or conv.kind(question) == "more" else "followup"
     if conv.among(question):
         return "among"
     return "followup" if conv.standalone(question) != question else "new"
@@ -86,7 +90,8 @@ def summarise(confusion: Counter, rows: list[dict]) -> dict:
                              if (total := sum(v for (a, _), v in confusion.items() if a == lab))},
         "last_cite1_gold": mean(r["cite1"] for r in with_gold),
         "last_gold_cited": mean(r["gold_cited"] for r in with_gold),
-        "last_nongold_share": round(sum(r["nongold"] for r in with_gold) / max(1, sum(r["n_cited"] for r in with_gold)), 4),
+        "last_nongold_share": round(sum(r["nongold"] for r in with_gold)
+                                    / max(1, sum(r["n_cited"] for r in with_gold)), 4),
         "last_facts": mean(r["facts_ok"] for r in rows if r["facts_ok"] is not None),
         "last_chat_ok": mean(r["chat_ok"] for r in rows),
         "confusion": {f"{a}->{b}": v for (a, b), v in sorted(confusion.items())},

@@ -36,7 +36,7 @@ def _write(variant: str, papers_file: str, store: str) -> dict:
 
     from assistant.config import Settings
     from assistant.text.corpus import load_papers
-    from assistant.store.chunks import chunk_papers, chunk_to_meta, node_content
+    from assistant.store.chunks import chunk_papers, chunk_to_meta
 
     papers, _ = load_papers([Path(papers_file)])
     chunks = chunk_papers(papers, Settings())

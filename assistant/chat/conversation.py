@@ -1,14 +1,14 @@
 """Conversation state and follow-up handling. No terminal I/O here: the CLI renders.
 
-A follow-up ("how much does it reduce forgetting?") is retrieved with the conversation's help:
-with an LLM, the condense prompt rewrites it as a standalone question; without one, it is
-combined with the previous question and the title of the previous answer's top paper. A question that
-says it is new or names a paper of its own ("Different question: is there a paper on X? What does it
-find?") is asked as it is; offline, one with no "it" that only the previous top paper's words answer is
-combined too.
-A follow-up that names sources of the previous answer ("[2]", "paper 3", "the second one", "the first
-and third papers", "the last one") is answered from those papers only, in either mode; one that chooses
-among them ("which of them handles fairness?") from the papers it cited, ranked by what it asks.
+Each turn is first read by the turn model (:mod:`assistant.chat.turns`): a new question, a follow-up on the
+paper talked about, "tell me more", a choice among the papers the last answer cited, or chit-chat (answered with
+a hint, not searched). A follow-up ("how much does it reduce forgetting?") is retrieved with the conversation's
+help: with an LLM, the condense prompt rewrites it as a standalone question; without one, it is combined with the
+previous question and the title of the previous answer's top paper. A new question is asked as it is, unless the
+corpus cannot answer it on its own and the previous top paper holds its words (offline, it is combined too).
+A turn that names sources of the previous answer ("[2]", "paper 3", "the second one", "the first and third
+papers", "the last one") is answered from those papers only, in either mode; a choice ("which of them handles
+fairness?") from the papers it cited, by each one's sentence closest to what is asked.
 The same :meth:`Conversation.ask` serves ``chat`` and ``eval``.
 """
 
@@ -22,15 +22,6 @@ from assistant.qa.answer import Answer, answer_question
 from assistant.config import Settings
 from assistant.errors import InputError
 from assistant.search.retrieve import Retriever
-
-_ANAPHORA = re.compile(
-    r"\b(it|its|it's|they|them|their|theirs|this|that|these|those|the (?:paper|method|approach|model|work|"
-    r"authors?|framework|benchmark|dataset|algorithm)|same|above|former|latter)\b", re.I)
-
-#: A follow-up about one paper ("what datasets did it use?"): offline, its answer quotes only that paper,
-#: not every paper the combined query also finds (one sharing the word "datasets", say).
-_SINGULAR = re.compile(r"\b(it|its|it's|(?:this|the) (?:paper|method|approach|model|work|framework|algorithm|"
-                       r"authors?))\b", re.I)
 
 _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
              "fifth": 5, "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8,
@@ -52,75 +43,9 @@ _ORDINAL = re.compile(
     r"measure|measures|evaluate|evaluates|need|needs|work|works|compare|about|on|in|with)\b)))", re.I)
 
 
-#: A question that starts a new topic though it says "it" or "they": it says so ("Different question: ...",
-#: "Switching topics: ...") or names a paper of its own before asking about it ("is there a paper on X?
-#: what does it find?", "which paper does X, and what does it compare to?", "there's a paper proposing X").
-_NEW_TOPIC = re.compile(
-    r"^\W*(?:(?:ok(?:ay)?|so|now|also|and)\W+)*(?:(?:a|one)\s+)?(?:different|new|another|unrelated|separate)\s+"
-    r"(?:question|topic|thing|one|paper)\b|^\W*(?:(?:ok(?:ay)?|now)\W+)*(?:switching|changing)\s+(?:topics?|gears|"
-    r"subjects?|the\s+(?:topic|subject))\b|^\W*(?:(?:ok(?:ay)?|now)\W+)*(?:something\s+else|separately|on\s+another\s+"
-    r"note|unrelated(?:ly)?)\b", re.I)
-_OWN_PAPER = re.compile(
-    r"\b(?:is|are)\s+there\s+(?:a|an|any|some)\s+(?:[\w-]+\s+){0,3}?(?:paper|work|study|method|approach|benchmark|"
-    r"framework|dataset|technique)s?\b"
-    r"|\bwhich\s+(?:[\w-]+\s+){0,2}?(?:paper|work|study|article|method|approach|benchmark|framework)\s+"
-    r"(?!(?:do|does|did|is|was|are|were|has|have|had)\s+(?:it|they|this|that|the|its|their)\b)"
-    r"|\bthere(?:'s|\s+is)\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}?(?:paper|work|study|method|benchmark)\b", re.I)
-
-#: "Is there a benchmark too?", "do they also ...": more on the topic talked about, though it asks "is there a ...".
-_ALSO = re.compile(r"\b(?:too|also|as\s+well)\b", re.I)
-
-#: "How many parameters?", "which datasets?": a detail asked of the paper talked about, though its word is not
-#: in that paper's abstract (the abstract names "FACET and CARLA", not "datasets"). Not "what about X?".
-_DETAIL = re.compile(r"^\W*(?:and\s+)?(?:which|what|how\s+(?:many|much|big|large|fast|long|well))\s+(?!about\b)", re.I)
-
-#: "Tell me more", "go on", "more details": about the one paper the last answer cited, what else it says.
-_MORE = re.compile(r"^\W*(?:ok(?:ay)?\W+)?(?:(?:can|could)\s+you\s+)?(?:please\s+)?(?:tell\s+me\s+more|more\s+details?|"
-                   r"go\s+on|elaborate|explain\s+(?:more|further)|say\s+more|expand\s+on\s+(?:it|that|this))"
-                   r"(?:\s+(?:please|about\s+(?:it|that|this)))?\W*$", re.I)
-
-#: What people say around a question in a chat ("hi :)", "cool,", "haha nice name.", "hmm ok, and ..."): not what
-#: the papers are asked. Words that are only ever said so go as they are; the ones that also describe ("great",
-#: "right", "well") only before punctuation ("great, ..."), not in "Great Barrier Reef" or "well-calibrated".
-_SAID = "hi|hey|hello|thanks|thank you|thx|hmm+|ha|haha+|lol|wow|ok|okay|oh|ah|yes|yeah|so|and"
-_SAID_THEN = "cool|nice|neat|sweet|great|awesome|interesting|perfect|good|right|sure|alright|got it|i see|well"
-_LEADING_CHAT = re.compile(rf"^(?:\W*\b(?:{_SAID})\b(?:\s*[:;]-?[)D(])?[\s,.!:;]*"
-                           rf"|\W*\b(?:{_SAID_THEN})\b(?:\s*[:;]-?[)D(])?\s*[,.!:;]+\s*)+", re.I)
-_CHAT_WORDS = set("|".join((_SAID, _SAID_THEN)).replace("+", "").split("|")) | {"hmmm", "hahaha"}
-
 #: The reply to a line with nothing to search for ("thanks!", "hi").
 CHAT_ONLY = "Ask me about the papers, e.g. \"what work exists on federated learning?\" or \"how does it work?\"."
 
-
-def without_chitchat(question: str) -> str:
-    """The question without the pleasantries around it: leading interjections, and a leading short sentence
-    of them ("haha nice name. so what's the core idea?" -> "what's the core idea?")."""
-    text = question
-    while True:
-        first = re.match(r"^\s*([^.!?]{1,40}[.!])\s+(?=\S)", text)
-        words = [w.lower() for w in re.findall(r"[\w'-]+", first.group(1))] if first else []
-        said = sum(w in _CHAT_WORDS for w in words)
-        if said and len(words) - said <= 1:
-            text = text[first.end():]
-            continue
-        stripped = _LEADING_CHAT.sub("", text)
-        if stripped == text:
-            break
-        text = stripped
-    return text.strip() or question
-
-
-#: "Which of them handles fairness?", "do any of these use RL?", "which one is fastest?": a choice among the
-#: papers of the previous answer, not a new search (which the previous top paper's title would anchor).
-_SELECTION = re.compile(
-    r"\b(?:which|what|who|any|none|all|each|both|either|neither|how\s+many)\s+(?:one\s+|ones\s+)?of\s+"
-    r"(?:them|these|those|the\s+(?:above|papers|ones|works|studies|sources|results)|these\s+papers|those\s+papers)\b"
-    r"|\bwhich\s+ones?\b"
-    # "the multimodal one", "the one built around MCP": one of them, by what it is
-    r"|\bthe\s+(?!(?:" + _ORD + r")\b)(?:[\w-]+\s+){1,2}one\b(?!\s+of\b)"
-    r"|\bthe\s+one\s+(?:that|which|with|on|about|built|using|for|from|where|in)\b", re.I)
-#: "the multimodal one" -> "which multimodal paper", "the one that ..." -> "which paper that ...".
-_THE_ONE = re.compile(r"\bthe\s+((?:[\w-]+\s+){0,2})one\b", re.I)
 
 #: Stemmed words that say what to do with the papers, not what about them ("compare [1] and [2]").
 _FILLER = {"tell", "me", "more", "about", "what", "how", "doe", "do", "is", "are", "the", "a", "an", "and", "or",
@@ -164,6 +89,7 @@ class Conversation:
     retriever: Retriever
     settings: Settings
     turns: list[Turn] = field(default_factory=list)
+    _kinds: dict = field(default_factory=dict, repr=False)  # the last turn read, by (question, turns, last turn)
 
     def resume(self, answers: list[Answer]) -> None:
         """Continue a saved conversation: its answers become the earlier turns."""
@@ -200,13 +126,50 @@ class Conversation:
     def last(self) -> Turn | None:
         return self.turns[-1] if self.turns else None
 
+    def kind(self, question: str) -> str:
+        """How the turn is read (:mod:`assistant.chat.turns`): "new", "followup", "more", "among" or "chat", among
+        the kinds the conversation allows: no follow-up before a first answer, "more" only of the one paper talked
+        about, a choice only after an answer citing several; a turn naming sources of the last answer ("[2]",
+        "the second one") follows up, and one naming a paper (a word only it has) is not chit-chat."""
+        from assistant.chat import turns
+
+        key = (question, len(self.turns), id(self.last))
+        if key in self._kinds:
+            return self._kinds[key]
+        numbers, positions = references(question)
+        if self.turns and (numbers or positions):
+            kind = "followup"
+        else:
+            named = set(self.retriever.named(question))
+            talked = self._talked_about() if self.turns else None
+            possible = {"new"} | ({"chat"} if not named else set())
+            if self.turns:
+                possible.add("followup")
+                if self.last.answer.intent != "area" and talked and named <= {talked[0]}:
+                    possible.add("more")
+                if self._choices():
+                    possible.add("among")
+            kind = turns.read(question, self.retriever.embed_query(question), frozenset(possible))
+        self._kinds = {key: kind}
+        return kind
+
+    def without_chitchat(self, question: str) -> str:
+        """The question without the pleasantries it opens with ("cool, how big is the dataset?")."""
+        from assistant.chat import turns
+
+        return turns.without_chitchat(question, self.retriever.embed_query, keep=self._searchable)
+
+    def _searchable(self, text: str) -> bool:
+        """Whether the corpus has something on ``text`` though the turn model reads it as chit-chat ("RLHF" alone
+        looks like "lol"): it names a paper, or the corpus answers it."""
+        return bool(self.retriever.named(text)) or self._answerable(text)
+
     def is_followup(self, question: str) -> bool:
-        if not self.turns:
-            return False
-        return bool(_ANAPHORA.search(question) or _ALSO.search(question)) or len(question.split()) <= 4
+        return bool(self.turns) and self.kind(question) == "followup"
 
     def referenced(self, question: str) -> list[tuple[str, str]]:
-        """(paper id, title) of each source of the previous answer the question names; [] if none.
+        """(paper id, title) of each source of the previous answer the question names, of the paper talked about
+        when it asks for more, or of a paper it names besides it in a follow-up; [] if none.
 
         Numbers are the ``[n]`` the answer showed (``/show n`` opens the same paper); positions count
         down its Sources list. A number or position the answer does not have is an :class:`InputError`."""
@@ -219,7 +182,14 @@ class Conversation:
             # question's list it is not clear which, so it is asked as a follow-up
             first = [(c.paper_id, c.title) for c in sorted(prev.citations, key=lambda c: c.n)[:1]] or \
                 [(h.paper_id, h.title) for h in prev.sources[:1] if prev.answerable]  # an LLM that cited none
-            return first if first and _MORE.search(question) and prev.intent != "area" else []
+            if first and self.kind(question) == "more":
+                return first
+            # "and CurlFlow?", "compare it with DeepEyes": a follow-up naming another paper is about both, it first
+            named = [pid for pid in self.retriever.named(question) if pid not in {pid for pid, _ in first}]
+            if first and named and self.kind(question) == "followup":
+                papers = self.retriever.papers()
+                return [(pid, papers[pid].title) for pid in named if pid in papers] + first
+            return []
         cited = sorted(prev.citations, key=lambda c: c.n)
         listed_hits = prev.sources or prev.related  # a refusal lists the nearest papers: "paper 1" is the first
         shown = [(c.paper_id, c.title) for c in cited] or [(h.paper_id, h.title) for h in listed_hits]
@@ -238,11 +208,13 @@ class Conversation:
         return list(dict.fromkeys(out))
 
     def among(self, question: str) -> list[tuple[str, str]]:
-        """(paper id, title) of the papers a choice ("which of them ...?") is between: those the latest of the
-        last 5 answers that cited several cited (after "which of them handles fairness?" and "what dataset
-        does it use?", "do any of them use RL?" still means the list); [] for any other question."""
-        if not _SELECTION.search(question):
-            return []
+        """(paper id, title) of the papers a choice ("which of them ...?") is between; [] for any other turn."""
+        return self._choices() if self.turns and self.kind(question) == "among" else []
+
+    def _choices(self) -> list[tuple[str, str]]:
+        """The papers a choice would be between: those the latest of the last 5 answers that cited several cited
+        (after "which of them handles fairness?" and "what dataset does it use?", "do any of them use RL?" still
+        means the list)."""
         for turn in reversed(self.turns[-5:]):
             # an LLM answer that cited nothing listed the sources it was given: those are "them"
             shown = sorted(turn.answer.citations, key=lambda c: c.n) or \
@@ -253,11 +225,12 @@ class Conversation:
         return []
 
     def starts_afresh(self, question: str) -> bool:
-        """Whether a question leaves the conversation's paper: it says so, asks for a paper of its own ("is
-        there a paper on X?"), or names one by a word only that paper has ("How does MergOPT work?")."""
-        if _NEW_TOPIC.search(question) or _OWN_PAPER.search(question) and not _ALSO.search(question):
-            return True
-        return not _ANAPHORA.search(question) and bool(self.retriever.named(question))
+        """Whether a question leaves the conversation's paper: it reads as a new question ("Different question: is
+        there a paper on X?") and either names a paper by a word only that paper has ("How does MergOPT work?")
+        or is not about the paper talked about (see :meth:`_continues`)."""
+        if not self.turns or self.kind(question) != "new":
+            return False
+        return bool(self.retriever.named(question)) or not self._continues(question)
 
     def standalone(self, question: str) -> str:
         """The query used for retrieval: the question itself, or a rewrite that resolves references."""
@@ -265,20 +238,18 @@ class Conversation:
             return question
         if self.settings.llm_enabled:
             if not self.is_followup(question) and self._answerable(question):
-                return question  # no "it", and the corpus answers it as asked: nothing for the LLM to resolve
+                return question  # not a follow-up, and the corpus answers it as asked: nothing for the LLM to resolve
             rewritten = self._condense(question)
-            # A small local model may hand the follow-up back unresolved ("how much does it improve?"),
-            # or rewrite it into something nothing in the corpus matches: then combine it as offline.
-            if not self.is_followup(question) or not (
-                    _ANAPHORA.search(rewritten) or not self.retriever.search(rewritten, k=3).answerable):
+            # A small local model may hand the follow-up back unresolved ("how much does it improve?"), or
+            # rewrite it into something nothing in the corpus matches: the corpus does not answer the rewrite on
+            # its own, so it is combined as offline.
+            if not self.is_followup(question) or self.retriever.search(rewritten, k=3).answerable:
                 return rewritten
         elif not self.is_followup(question) and not self._continues(question):
             return question
         prev = self.last
         # The previous top paper's title anchors "it"; the previous question carries the topic.
-        top, anchor = self._talked_about() or (None, "")
-        if not self.settings.llm_enabled and self._changes_topic(question, top):
-            return question
+        _, anchor = self._talked_about() or (None, "")
         base = prev.answer.retrieval_query or prev.question
         return " ".join(x for x in (base, anchor, question) if x)
 
@@ -291,6 +262,14 @@ class Conversation:
         if prev.sources and prev.answerable:
             return prev.sources[0].paper_id, prev.sources[0].title
         return None
+
+    def _one_paper(self, question: str) -> bool:
+        """Whether a follow-up is about one paper: the last answer was, or the intent model reads the follow-up so
+        ("what datasets did it use?" after a list)."""
+        from assistant.search.decide import area_probability, models
+
+        return self.last.answer.intent != "area" or \
+            area_probability(question, self.retriever.embed_query(question)) < models()["intent"].threshold
 
     def _answerable(self, question: str) -> bool:
         """Whether the corpus answers the question on its own, as ``ask`` would decide."""
@@ -306,20 +285,6 @@ class Conversation:
             return False
         # "what's the core idea behind the alignment?": what any paper has ("core idea") says nothing of which
         return _holds(self.retriever, top, question, min_share=CONTINUES_SHARE)
-
-    def _changes_topic(self, question: str, top: str | None) -> bool:
-        """A short follow-up with no "it" ("what about diffusion models?") that is answerable on its own
-        and names nothing the previous top paper has moves to a new topic: combined with the previous
-        question and that paper's title, it was answered from that paper (which never mentions it)."""
-        from assistant.search.decide import terms
-
-        if _ANAPHORA.search(question) or top is None or _DETAIL.search(question):
-            return False
-        asked = terms(question) - _FILLER - {"about", "what", "how", "which", "why"}
-        paper = self.retriever.papers().get(top)
-        if not asked or paper is None or asked & terms(f"{paper.title}\n{paper.abstract}"):
-            return False
-        return self.retriever.search(question, k=3).answerable
 
     def _condense(self, question: str) -> str:
         from assistant.qa.llm import chat
@@ -343,8 +308,8 @@ class Conversation:
             self.settings = saved
 
     def ask(self, question: str, on_token: Callable[[str], None] | None = None) -> Answer:
-        typed, question = question, without_chitchat(question)
-        if not _LEADING_CHAT.sub("", question).strip(" !.?:;()-"):  # "thanks!", "hi": nothing to search for
+        typed, question = question, self.without_chitchat(question)
+        if self.kind(question) == "chat" and not self._searchable(question):  # "thanks!", "hi": nothing to search
             answer = Answer(question=typed, text=CHAT_ONLY, mode="llm" if self.settings.llm_enabled else "extractive",
                             answerable=False, citations=[], sources=[])
             self.turns.append(Turn(question=typed, answer=answer))
@@ -362,7 +327,7 @@ class Conversation:
             pass
         else:
             query = self.standalone(question)
-            one = not self.settings.llm_enabled and query != question and bool(_SINGULAR.search(question))
+            one = not self.settings.llm_enabled and query != question and self._one_paper(question)
             answer = answer_question(self.retriever, question, self.settings, on_token=on_token, retrieval_query=query,
                                      one_paper=one)
         self.turns.append(Turn(question=question, answer=answer))
@@ -394,7 +359,7 @@ class Conversation:
             gist = not held - _FILLER and bool(held & _GIST)
             if not held - _FILLER and not gist:
                 asked = self.last.question
-            if _MORE.search(question):  # what the conversation has not quoted yet
+            if self.kind(question) == "more":  # what the conversation has not quoted yet
                 skip = frozenset(s for t in self.turns
                                  for s in re.findall(r"^- (.*?) \[\d+(?:[,;]\s*\d+)*\]$", t.answer.text, re.M))
         answer = answer_question(self.retriever.within(pid for pid, _ in pinned), asked, self.settings,
@@ -425,17 +390,16 @@ class Conversation:
         sentence closest to what is asked ("which of them proposes a defense?": ASIDE's "we propose ... to defend",
         not an attack paper that mentions defenses in passing). The paper whose best sentence stands out by
         AMONG_MARGIN is the answer; papers within it answer together; none close enough (AMONG_MIN_COSINE): "none
-        of them". None when the user describes one ("the one on vision token pruning") that none of them is:
-        asked of the corpus."""
-        asked = self.retriever.mend(_SELECTION.sub("", _THE_ONE.sub(r"\1", question)).strip(" ,?")) \
-            or self.last.question
+        of them". None when the user names a paper none of them is ("the one with MergOPT"): asked of the
+        corpus."""
+        asked = _asked_of_them(self.retriever.within(pid for pid, _ in among).mend(question)) or self.last.question
         best = self._closest_sentences(asked, [pid for pid, _ in among])
         if not best:
             return None
         top = max(best.values())
         if top < AMONG_MIN_COSINE:
-            if _THE_ONE.search(question):
-                return None  # "the one on X": none of them is; the corpus may have it
+            if set(self.retriever.named(question)) - set(best):
+                return None  # "the one with MergOPT": none of them is; the corpus has it
             answer = Answer(question=question, text=f"None of the {len(among)} papers cited earlier addresses this.",
                             mode="llm" if self.settings.llm_enabled else "extractive", answerable=False)
             return answer
@@ -472,6 +436,17 @@ def _holds(retriever: Retriever, paper_id: str, question: str, min_share: float)
     weights = retriever.term_weights()
     return coverage(weights, topical, terms(f"{p.title}\n{p.abstract}"), max(weights.values(), default=1.0)) \
         >= min_share
+
+
+def _asked_of_them(question: str) -> str:
+    """What a choice asks of the papers: its topical words, in order ("which of them handles fairness?" ->
+    "handles fairness"), without the words that frame it (stopwords and the learned framing terms), which would
+    pull every paper's cosine alike."""
+    from assistant.search.decide import topical
+    from assistant.text.terms import stem_terms
+
+    keep = topical(question)
+    return " ".join(w for w in re.findall(r"[\w-]+", question) if set(stem_terms(w)) & keep)
 
 
 def _ordinal_word(pos: int) -> str:
