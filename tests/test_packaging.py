@@ -17,5 +17,7 @@ def test_wheel_contains_prompts_corpus_and_tokenizer(tmp_path):
     for name in ("system", "answer", "condense"):
         assert f"assistant/prompts/{name}.txt" in names
     assert "assistant/data/minilm/tokenizer.json" in names
+    for fitted in ("decisions", "turns", "sentences"):  # the fitted models the question path reads
+        assert f"assistant/data/{fitted}.json" in names
     assert "assistant/templates/map.html" in names
     assert sum(1 for n in names if n.startswith("assistant/data/iclr2026/") and n.endswith(".txt")) == 5

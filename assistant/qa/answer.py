@@ -261,10 +261,22 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
 def _asks_little(retriever: Retriever, question: str, named: list[str]) -> bool:
     """Whether a question that names papers asks nothing else of them ("What is Qronos?", "explain trinity"):
     then they lead the hits and what they contribute is the answer."""
+    from assistant.search.decide import missing_probabilities, models
+
     left = terms(question) - set().union(*(_name_terms(retriever, pid, question) for pid in named))
-    # a term in a tenth of the papers or more frames the question ("paper", "propose", "work"); a rarer one asks
-    common = max(2, len(retriever.papers()) // 10)
-    return not any(retriever.doc_freq(t) < common for t in left)
+    papers = retriever.papers()
+    held = set().union(*(terms(f"{papers[pid].title}\n{papers[pid].abstract}") for pid in named if pid in papers))
+    # a term in a tenth of the papers or more frames the question ("paper", "propose", "work"); a rarer one the
+    # paper holds asks something of it
+    common = max(2, len(papers) // 10)
+    if any(retriever.doc_freq(t) < common for t in left & held):
+        return False
+    # a rarer one it lacks asks something else when it carries the question's topic (the missing-word model:
+    # "watermarking" does, "tell me" and "summarise" do not)
+    lacked = {t for t in left - held if retriever.doc_freq(t) < common}
+    threshold = models()["missing_word"].threshold
+    return all(p < threshold for p in missing_probabilities(retriever, question, retriever.embed_query(question),
+                                                            lacked).values())
 
 
 # --- sources and citations ------------------------------------------------------------------

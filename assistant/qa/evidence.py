@@ -1,15 +1,22 @@
-"""Which sentences of a cited paper answer the question: ranked by relevance, redundancy removed (MMR), and never a
-sentence that leans on the one before it without that one.
+"""Which sentences of a cited paper answer the question: ranked by a fitted sentence model, redundancy removed
+(MMR), and never a sentence that leans on the one before it without that one.
 
-A sentence's relevance is its cosine to the question plus the IDF-weighted share of the question's terms it holds;
-when the question names the paper and asks nothing else of it ("What is Qronos?"), the sentences that say what the
-paper contributes ("We introduce Qronos ...") are what it asks.
+The sentence model (``assistant/data/sentences.json``, fitted by ``benchmarks/fit_sentences.py`` on the question
+files' answer facts, leave one file out) reads a sentence's cosine to the question, the IDF-weighted share of the
+question's terms it holds (both also against the paper's best), whether it states what the paper contributes (and
+whether that is what is asked: "What is Qronos?"), a number, its place and length, and whether it leans on the one
+before. How much redundancy costs and how far below the first sentence a further one may score are fitted with it,
+end to end on the answers' facts.
 """
 
 from __future__ import annotations
 
+import functools
+import json
+import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -25,14 +32,40 @@ _LEANS = re.compile(r"^\W*(?:this|these|those|such|it|its|they|their|there|final
 #: Where the code or data is: quoted only when the question asks for a link.
 _LINK = re.compile(r"https?://|github\.com|\\url\{", re.I)
 
-#: A sentence's relevance: cosine to the question + TERM_SHARE x the share of the question's terms it holds.
+#: How "which of them ...?" in chat scores a cited paper's sentence for the property asked (conversation.py):
+#: cosine to it + TERM_SHARE x the share of its terms the sentence holds.
 TERM_SHARE = 0.5
-#: MMR: relevance minus REDUNDANCY x the largest cosine to a sentence already picked.
-REDUNDANCY = 0.5
-#: A further sentence is quoted only while its relevance is at least KEEP x the first one's.
-KEEP = 0.5
-#: Added for a sentence that says what the paper contributes, when the question asks what the paper is.
-GIST = 0.3
+MODEL_FILE = Path(__file__).resolve().parents[1] / "data" / "sentences.json"
+#: What the sentence model reads of each sentence (:func:`sentence_features`).
+FEATURES = ("cosine", "term_share", "cosine_below_best", "share_below_best", "contribution", "digit", "position",
+            "first", "last", "log_length", "leans", "contribution_asked")
+
+
+@dataclass(frozen=True)
+class SentenceModel:
+    """A logistic regression over :data:`FEATURES` (standardised) and how sentences are then picked: MMR with
+    ``redundancy`` x the largest cosine to a sentence already picked, further sentences while their probability is
+    at least ``keep`` x the first one's."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray
+    bias: float
+    redundancy: float
+    keep: float
+
+    def probability(self, x: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-(((np.atleast_2d(x) - self.mean) / self.scale) @ self.weights + self.bias)))
+
+
+@functools.lru_cache(maxsize=1)
+def model() -> SentenceModel:
+    """The fitted sentence model (assistant/data/sentences.json)."""
+    d = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
+    if tuple(d["features"]) != FEATURES:
+        raise ValueError(f"{MODEL_FILE} was fitted on other features; refit: python benchmarks/fit_sentences.py")
+    return SentenceModel(mean=np.asarray(d["mean"]), scale=np.asarray(d["scale"]), weights=np.asarray(d["weights"]),
+                         bias=float(d["bias"]), redundancy=float(d["redundancy"]), keep=float(d["keep"]))
 
 
 @dataclass
@@ -48,16 +81,33 @@ def leans_on_previous(sentence: str) -> bool:
     return bool(_LEANS.match(sentence))
 
 
-def relevance(sentences: list[str], vecs: np.ndarray, qvec: np.ndarray, qterms: set[str],
-              weights: dict[str, float]) -> np.ndarray:
-    """Each sentence's relevance to the question: its cosine + TERM_SHARE x the IDF-weighted share of the
-    question's terms it holds."""
+def term_shares(sentences: list[str], qterms: set[str], weights: dict[str, float]) -> np.ndarray:
+    """The IDF-weighted share of the question's terms each sentence holds (a term no paper has weighs the
+    rarest's IDF)."""
     from assistant.search.decide import terms
 
     rarest = max(weights.values(), default=1.0)
     total = sum(weights.get(t, rarest) for t in qterms) or 1.0
-    share = np.array([sum(weights.get(t, rarest) for t in qterms & terms(s)) / total for s in sentences])
-    return vecs @ qvec + TERM_SHARE * share
+    return np.array([sum(weights.get(t, rarest) for t in qterms & terms(s)) / total for s in sentences])
+
+
+def relevance(sentences: list[str], vecs: np.ndarray, qvec: np.ndarray, qterms: set[str],
+              weights: dict[str, float]) -> np.ndarray:
+    """Each sentence's cosine to ``qvec`` + TERM_SHARE x the share of ``qterms`` it holds (chat's choice among
+    cited papers)."""
+    return vecs @ qvec + TERM_SHARE * term_shares(sentences, qterms, weights)
+
+
+def sentence_features(sentences: list[str], cos: np.ndarray, shares: np.ndarray, gist: bool) -> np.ndarray:
+    """:data:`FEATURES` of each sentence of one paper (``gist``: the question asks what the paper is)."""
+    n = len(sentences)
+    rows = []
+    for i, s in enumerate(sentences):
+        contribution = float(bool(CONTRIBUTION_RE.search(s)))
+        rows.append([cos[i], shares[i], cos[i] - cos.max(), shares[i] - shares.max(), contribution,
+                     float(bool(re.search(r"\d", s))), i / max(n - 1, 1), float(i == 0), float(i == n - 1),
+                     math.log(max(len(s), 1)), float(leans_on_previous(s)), contribution * gist])
+    return np.array(rows, dtype=np.float64).reshape(n, len(FEATURES))
 
 
 def pick(sentences: list[str], vecs: np.ndarray, qvec: np.ndarray, qterms: set[str], weights: dict[str, float],
@@ -66,20 +116,28 @@ def pick(sentences: list[str], vecs: np.ndarray, qvec: np.ndarray, qterms: set[s
     the one before brings it along). What a paper is (``gist``) takes two sentences at least, when it may."""
     if not sentences:
         return []
-    score = relevance(sentences, vecs, qvec, qterms, weights)
-    if gist:
-        score = score + GIST * np.array([bool(CONTRIBUTION_RE.search(s)) for s in sentences])
+    m = model()
+    score = m.probability(sentence_features(sentences, vecs @ qvec, term_shares(sentences, qterms, weights), gist))
+    return choose(sentences, vecs, score, count, m.redundancy, m.keep, gist=gist, skip=skip, wants_link=wants_link)
+
+
+def choose(sentences: list[str], vecs: np.ndarray, score: np.ndarray, count: int, redundancy: float, keep: float,
+           gist: bool = False, skip: frozenset[str] = frozenset(), wants_link: bool = False) -> list[int]:
+    """:func:`pick`'s choice once each sentence is scored: MMR (``score`` - ``redundancy`` x the largest cosine to
+    a sentence picked), further sentences while they score at least ``keep`` x the best. What a paper is
+    (``gist``) starts from its first sentence saying what it contributes ("We introduce Qronos, ...")."""
     allowed = [i for i, s in enumerate(sentences) if s not in skip and (wants_link or not _LINK.search(s))]
     if not allowed:
         allowed = list(range(len(sentences)))
-    picked: list[int] = []
-    first = None
+    contributions = [i for i in allowed if CONTRIBUTION_RE.search(sentences[i])] if gist else []
+    # the first such sentence: abstracts say what the paper is before what it proves or finds
+    picked: list[int] = contributions[:1] if count else []
+    first = max(score[i] for i in allowed) if picked else None
     while len(picked) < count and len(picked) < len(allowed):
         left = [i for i in allowed if i not in picked]
-        mmr = {i: score[i] - REDUNDANCY * max((float(vecs[i] @ vecs[j]) for j in picked), default=0.0)
-               for i in left}
+        mmr = {i: score[i] - redundancy * max((float(vecs[i] @ vecs[j]) for j in picked), default=0.0) for i in left}
         best = max(mmr, key=mmr.get)
-        if first is not None and score[best] < KEEP * first and not (gist and len(picked) < min(2, count)):
+        if first is not None and score[best] < keep * first and not (gist and len(picked) < min(2, count)):
             break
         first = score[best] if first is None else first
         picked.append(best)
