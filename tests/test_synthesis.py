@@ -102,6 +102,21 @@ def test_clustering_separates_two_obvious_groups():
 def test_strip_leadin():
     assert strip_leadin("papers that study federated learning") == "study federated learning"
     assert strip_leadin("Which papers use diffusion models?") == "use diffusion models"
+    # framing is whole words: a criterion that starts like one keeps its first word
+    for criterion in ("introduce a new benchmark", "online learning", "domain adaptation", "instruction tuning"):
+        assert strip_leadin(criterion) == criterion
+        assert strip_leadin(f"papers on {criterion}") == criterion
+
+
+def test_which_lists_the_same_papers_whatever_the_framing(bundled_index_dir):
+    """Issue 28: "introduce a new benchmark" and "papers that introduce a new benchmark" are one criterion."""
+    found = []
+    for criterion in ("introduce a new benchmark", "papers that introduce a new benchmark",
+                      "which papers introduce a new benchmark?"):
+        res = runner.invoke(app, ["which", criterion, "--json", "--index-dir", str(bundled_index_dir)])
+        assert res.exit_code == 0, res.output
+        found.append({p["paper_id"] for p in json.loads(res.stdout)["papers"]})
+    assert len(found[0]) >= 10 and found[0] == found[1] == found[2]
 
 
 def test_which_with_an_llm_judges_prefiltered_candidates(bundled_index_dir, mocked_openai_chat):

@@ -28,8 +28,9 @@ from assistant.qa.evidence import CONTRIBUTION_RE
 from assistant.config import Settings
 from assistant.search.retrieve import Retriever, fuse
 
-_LEADIN = re.compile(r"^\s*(?:which|what|how many|list|find|show me|are there|is there)?\s*"
-                     r"(?:papers?|works?|studies|articles?)?\s*(?:that|which|about|on|in|do|does)?\s*", re.I)
+#: A criterion's framing: whole words only ("in" of "introduce" is not framing).
+_LEADIN = re.compile(r"^\s*(?:(?:which|what|how many|list|find|show me|are there|is there)\b)?\s*"
+                     r"(?:(?:papers?|works?|studies|articles?)\b)?\s*(?:(?:that|which|about|on|in|do|does)\b)?\s*", re.I)
 
 
 @dataclass
