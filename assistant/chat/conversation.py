@@ -387,11 +387,11 @@ class Conversation:
     def _ask_among(self, question: str, among: list[tuple[str, str]],
                    on_token: Callable[[str], None] | None) -> Answer | None:
         """Answer a choice among the previous answer's papers from those papers, chosen by meaning: each paper's
-        sentence closest to what is asked ("which of them proposes a defense?": ASIDE's "we propose ... to defend",
-        not an attack paper that mentions defenses in passing). The paper whose best sentence stands out by
-        AMONG_MARGIN is the answer; papers within it answer together; none close enough (AMONG_MIN_COSINE): "none
-        of them". None when the user names a paper none of them is ("the one with MergOPT"): asked of the
-        corpus."""
+        sentence closest to what is asked ("which of them handles fairness?": RESFL's "uncertainty-guided
+        fairness-aware aggregation", not a paper sharing only the framing words). The paper whose best sentence
+        stands out by AMONG_MARGIN is the answer; papers within it answer together; none close enough
+        (AMONG_MIN_COSINE): "none of them". None when the user names a paper none of them is ("the one with
+        MergOPT"): asked of the corpus."""
         asked = _asked_of_them(self.retriever.within(pid for pid, _ in among).mend(question)) or self.last.question
         best = self._closest_sentences(asked, [pid for pid, _ in among])
         if not best:
