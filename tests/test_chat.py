@@ -296,16 +296,35 @@ def test_which_of_them_answers_from_every_one_that_holds_it_when_none_stands_out
     assert chosen & benchmarks and chosen <= listed
 
 
-def test_with_an_llm_which_of_them_sends_only_the_papers_cited_before(bundled_index_dir, mocked_openai_chat):
+def test_with_an_llm_which_of_them_sends_the_papers_cited_before_for_it_to_choose(bundled_index_dir,
+                                                                                    mocked_openai_chat):
+    """The LLM reads every paper the last answer cited and chooses by meaning (the cosine can prefer an attack
+    paper that mentions defenses to the defence); nothing else is sent."""
     conv, first = _llm_conversation_on_federated_learning(bundled_index_dir, mocked_openai_chat, "RESFL does [1].")
     cited = {c.paper_id for c in first.citations}
     ans = conv.ask("which of them handles fairness?")
     assert mocked_openai_chat.call_count == 2  # no condense call: "them" is the list just cited
     user = json.loads(mocked_openai_chat.calls[1].request.content)["messages"][-1]["content"]
-    sent = set(re.findall(r'<source [^>]*id="([^"]+)"', user))
-    assert sent and sent <= cited and RESFL in sent
+    sent = re.findall(r'<source [^>]*id="([^"]+)"', user)
+    assert set(sent) == cited and sent[0] == RESFL  # all of them, the closest first
     assert "(The user means the papers below, from the previous answer.)" in user
     assert ans.citations[0].paper_id in cited
+
+
+def test_with_an_llm_the_defence_reaches_the_model_when_asked_which_of_them_proposes_one(bundled_index_dir,
+                                                                                          mocked_openai_chat):
+    """Issue 28's example: offline the cosine picks ChatInject (an attack that mentions defenses); with an LLM,
+    ASIDE (the defence) is among the sources sent, and the answer cites what the model cites."""
+    aside = "002_20c6bded0bdf1017#9"
+    conv = _llm_conversation(bundled_index_dir, mocked_openai_chat,
+                             ["ChatInject [1] attacks; ASIDE [2] separates instructions from data.", "ASIDE does [2]."])
+    first = conv.ask("what work exists on prompt injection?")
+    assert aside in {c.paper_id for c in first.citations}
+    ans = conv.ask("which of them proposes a defense?")
+    user = json.loads(mocked_openai_chat.calls[-1].request.content)["messages"][-1]["content"]
+    sent = re.findall(r'<source [^>]*id="([^"]+)"', user)
+    assert aside in sent and set(sent) <= {c.paper_id for c in first.citations}
+    assert [c.paper_id for c in ans.citations] == [sent[1]] and sent[1] == aside
 
 
 def test_compare_the_first_and_second_quotes_what_each_contributes(conversation):

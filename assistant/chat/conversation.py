@@ -404,6 +404,11 @@ class Conversation:
                             mode="llm" if self.settings.llm_enabled else "extractive", answerable=False)
             return answer
         chosen = [pid for pid, _ in among if best.get(pid, -1.0) >= top - AMONG_MARGIN]
+        if self.settings.llm_enabled:
+            # an LLM reads every abstract and chooses by meaning, which the cosine cannot always do ("which of
+            # them proposes a defense?": MiniLM prefers the attack paper that mentions defenses); it cites
+            # only what it uses, and its citations are checked
+            chosen = [pid for pid, _ in among if pid in best]
         chosen.sort(key=lambda pid: -best[pid])
         told = f"{question} (The user means the papers below, from the previous answer.)" \
             if self.settings.llm_enabled else asked
