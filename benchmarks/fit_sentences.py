@@ -138,6 +138,33 @@ def hit_at(rows: list[dict], scored: list[list[np.ndarray]], k: int) -> float:
     return float(np.mean(hits))
 
 
+def leave_one_file_out(rows: list[dict], hand: list) -> tuple[list, dict]:
+    """Each row's sentence scores and (redundancy, keep), from a model and settings chosen on the other files."""
+    lofo: list = [None] * len(rows)
+    settings = {}
+    for held in sorted({r["file"] for r in rows}):
+        train = [i for i, r in enumerate(rows) if r["file"] != held]
+        params = fit([rows[i] for i in train])
+        budget = outcome([rows[i] for i in train], [hand[i] for i in train], HAND_SET["redundancy"],
+                         HAND_SET["keep"])[1]
+        settings[held] = settle([rows[i] for i in train], [probabilities(params, rows[i]) for i in train], budget)
+        for i, r in enumerate(rows):
+            if r["file"] == held:
+                lofo[i] = (probabilities(params, r), *settings[held])
+    return lofo, settings
+
+
+def scored(rows: list[dict], picks: list) -> tuple[dict, dict]:
+    """Pooled and per-file figures of answers picked with ``picks`` (one (scores, redundancy, keep) per row)."""
+    got = [answered(r, *pick) for r, pick in zip(rows, picks)]
+    pooled = {"facts": round(float(np.mean([g[0] for g in got])), 4),
+              "sentences_quoted": round(float(np.mean([g[1] for g in got])), 3),
+              **{f"fact_sentence_top{k}": round(hit_at(rows, [pick[0] for pick in picks], k), 4) for k in (1, 2, 4)}}
+    per_file = {f: round(float(np.mean([g[0] for g, r in zip(got, rows) if r["file"] == f])), 3)
+                for f in sorted({r["file"] for r in rows})}
+    return pooled, per_file
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index-dir", type=Path, default=HERE / ".work" / "iclr95")
@@ -152,29 +179,13 @@ def main() -> int:
             args.calls_cache.write_bytes(pickle.dumps(rows))
     files = sorted({r["file"] for r in rows})
     hand = [[c["hand"] for c in r["calls"]] for r in rows]
-    lofo: list = [None] * len(rows)
-    lofo_settings = {}
-    for held in files:
-        train = [i for i, r in enumerate(rows) if r["file"] != held]
-        params = fit([rows[i] for i in train])
-        budget = outcome([rows[i] for i in train], [hand[i] for i in train], HAND_SET["redundancy"],
-                         HAND_SET["keep"])[1]
-        train_scored = [probabilities(params, rows[i]) for i in train]
-        lofo_settings[held] = settle([rows[i] for i in train], train_scored, budget)
-        for i, r in enumerate(rows):
-            if r["file"] == held:
-                lofo[i] = (probabilities(params, r), lofo_settings[held])
-    per_file, cv = {}, {"hand_set": {}, "model_lofo": {}}
-    for name, get in (("hand_set", lambda i: (hand[i], (HAND_SET["redundancy"], HAND_SET["keep"]))),
-                      ("model_lofo", lambda i: lofo[i])):
-        got = [answered(rows[i], get(i)[0], *get(i)[1]) for i in range(len(rows))]
-        cv[name] = {"facts": round(float(np.mean([g[0] for g in got])), 4),
-                    "sentences_quoted": round(float(np.mean([g[1] for g in got])), 3),
-                    **{f"fact_sentence_top{k}": round(hit_at(rows, [get(i)[0] for i in range(len(rows))], k), 4)
-                       for k in (1, 2, 4)}}
-        for held in files:
-            idx = [i for i, r in enumerate(rows) if r["file"] == held]
-            per_file.setdefault(held, {})[name] = round(float(np.mean([got[i][0] for i in idx])), 3)
+    lofo, lofo_settings = leave_one_file_out(rows, hand)
+    cv, per_file = {}, {f: {} for f in files}
+    for name, picks in (("hand_set", [(h, HAND_SET["redundancy"], HAND_SET["keep"]) for h in hand]),
+                        ("model_lofo", lofo)):
+        cv[name], by_file = scored(rows, picks)
+        for f, v in by_file.items():
+            per_file[f][name] = v
     params = fit(rows)
     budget = outcome(rows, hand, HAND_SET["redundancy"], HAND_SET["keep"])[1]
     red, keep = settle(rows, [probabilities(params, r) for r in rows], budget)

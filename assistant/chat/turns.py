@@ -65,9 +65,9 @@ def _words(text: str) -> set[str]:
 
 def features(text: str, qvec: np.ndarray, vocab: tuple[str, ...] | list[str]) -> np.ndarray:
     """What the turn model reads: the embedding, log word count, a question mark, and its vocabulary words."""
-    have = _words(text)
-    n_words = len(_WORDS.findall(text.lower()))
-    return np.concatenate([qvec, [math.log1p(n_words), float("?" in text)], [float(w in have) for w in vocab]])
+    words = _WORDS.findall(text.lower())
+    have = set(words)
+    return np.concatenate([qvec, [math.log1p(len(words)), float("?" in text)], [float(w in have) for w in vocab]])
 
 
 def vocabulary(texts: list[str], min_count: int) -> list[str]:
