@@ -5,8 +5,9 @@ the plain dense cosine (MiniLM, best chunk per paper) as a reference.
 
     python benchmarks/heldout.py [--json OUT] [--label NAME]
 
-Sets: heldout_iclr.jsonl, casual_heldout.jsonl and mixed_heldout.jsonl over the bundled 95 papers; arxiv300_questions.jsonl over arxiv300.jsonl, 300 papers
-drawn from ../shared/corpus/arxiv-ml with random.Random(300). Writes benchmarks/results/heldout.json, keeping the
+Sets: heldout_iclr.jsonl, casual_heldout.jsonl, mixed_heldout.jsonl and iclr_fresh.jsonl over the bundled 95 papers;
+arxiv300_questions.jsonl over arxiv300.jsonl, 300 papers drawn from ../shared/corpus/arxiv-ml with random.Random(300),
+and arxiv300b_questions.jsonl over arxiv300b.jsonl, 300 others (see data/heldout/README.md). Writes benchmarks/results/heldout.json, keeping the
 runs recorded under other labels (the first run is kept as "first_run").
 """
 
@@ -27,14 +28,15 @@ KEYS = ("R@1", "R@5", "MRR", "area_nDCG@10", "dense_area_nDCG@10", "none_accurac
 HEAD = ("R@1", "R@5", "MRR", "area", "d-area", "none", "FR", "named-", "nongold", "cite1", "facts")
 
 
-def arxiv300_index(work: Path, **overrides):
+def arxiv300_index(work: Path, slice_name: str = "arxiv300", **overrides):
+    """Settings for the index of one arXiv slice of benchmarks/data/heldout (built at the first call)."""
     from assistant.config import Settings
     from assistant.text.corpus import load_papers
     from assistant.store.ingest import ingest
 
-    settings = Settings(index_dir=work / "arxiv300", **overrides)
+    settings = Settings(index_dir=work / slice_name, **overrides)
     if not (settings.index.dir / "manifest.json").exists():
-        ingest(load_papers([DATA / "arxiv300.jsonl"])[0], settings)
+        ingest(load_papers([DATA / f"{slice_name}.jsonl"])[0], settings)
     return settings
 
 
@@ -98,6 +100,12 @@ def main() -> int:
         # is the label mixed_first_run_2026_12_02
         "mixed_heldout (95 papers)": lambda: score(DATA / "mixed_heldout.jsonl",
                                                    bundled_index(args.work / "iclr95", **overrides)),
+        # added 2026-12-03 (session 27), written before that session's changes; their first runs are the labels
+        # iclr_fresh_first_run_2026_12_03 and arxiv300b_first_run_2026_12_03 (code ad84428)
+        "iclr_fresh (95 papers)": lambda: score(DATA / "iclr_fresh.jsonl",
+                                                bundled_index(args.work / "iclr95", **overrides)),
+        "arxiv300b": lambda: score(DATA / "arxiv300b_questions.jsonl",
+                                   arxiv300_index(args.work, "arxiv300b", **overrides)),
     }
     results = {name: run() for name, run in sets.items()
                if not args.sets or any(name.startswith(s) for s in args.sets)}
