@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from assistant.qa.answer import answer_question, citable, format_sources, parse_citations, retrieve, split_sentences
+from assistant.qa.answer import TOP_SENTENCES, answer_question, citable, format_sources, parse_citations, retrieve, split_sentences
 from assistant.config import Settings
 from assistant.store.index import Index
 from assistant.prompts import NO_ANSWER_PHRASE
@@ -43,6 +43,25 @@ def test_a_named_paper_is_answered_from_that_paper_in_any_phrasing(retriever, qu
     assert ans.answerable
     assert [c.paper_id for c in ans.citations] == [QRONOS]
     assert "We introduce Qronos" in ans.text  # what it is: the sentence that introduces it
+
+
+def test_what_a_named_paper_is_reads_as_a_summary_not_the_background(retriever):
+    """"What is X?" quotes the sentence introducing X and what follows it (how it works, what it finds), up to
+    four sentences, and none of the background before it."""
+    ans = answer_question(retriever, "What is UML?")
+    paper = ans.citations[0].paper_id
+    abstract = retriever.index.all_papers()[paper].abstract
+    quoted = [sentence for sentence, _ in _quoted(ans)]
+    assert paper == "003_22ceaf1a0eb8de0c#2" and quoted[0].startswith("We introduce") and 3 <= len(quoted) <= 4
+    assert all(abstract.index(s) >= abstract.index(quoted[0]) for s in quoted)
+
+
+@pytest.mark.parametrize("name", ["MergOPT", "DisentangO", "BWFlow", "RESFL", "ASTGI"])
+def test_a_summary_of_a_named_paper_stays_within_four_sentences(retriever, name):
+    """Sentences pulled in because a quoted one leans on them ("To address this, we propose ...") count too: a
+    summary is never the whole abstract."""
+    ans = answer_question(retriever, f"What is {name}?")
+    assert len(ans.citations) == 1 and 3 <= len(_quoted(ans)) <= TOP_SENTENCES
 
 
 @pytest.mark.parametrize("question, paper", [

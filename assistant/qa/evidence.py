@@ -20,8 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+_INTRODUCING = "propose|introduce|present|develop"
 #: A sentence that states what its paper contributes ("we propose ...", "this paper introduces ...").
-CONTRIBUTION_RE = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+){0,2}?(?:propose|introduce|present|develop|"
+CONTRIBUTION_RE = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+){0,2}?(?:" + _INTRODUCING + "|"
                              r"show|demonstrate|find|study|investigate|analy[sz]e|establish|derive|prove)", re.I)
 #: A sentence that leans on the one before it ("This ...", "Finally, ...", "To address these, ..."): quoted only
 #: with that one.
@@ -29,6 +30,8 @@ _LEANS = re.compile(r"^\W*(?:this|these|those|such|it|its|they|their|there|final
                     r"additionally|in addition|however|also|thus|hence|therefore|then|second(?:ly)?|third(?:ly)?|"
                     r"lastly|besides|to (?:address|tackle|overcome|this end)|building on|based on (?:this|these))\b",
                     re.I)
+#: A contribution sentence that introduces what the paper is (not what it finds): where a summary starts.
+_INTRODUCES = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+){0,2}?(?:" + _INTRODUCING + ")", re.I)
 #: Where the code or data is: quoted only when the question asks for a link.
 _LINK = re.compile(r"https?://|github\.com|\\url\{", re.I)
 
@@ -113,7 +116,7 @@ def sentence_features(sentences: list[str], cos: np.ndarray, shares: np.ndarray,
 def pick(sentences: list[str], vecs: np.ndarray, qvec: np.ndarray, qterms: set[str], weights: dict[str, float],
          count: int, gist: bool = False, skip: frozenset[str] = frozenset(), wants_link: bool = False) -> list[int]:
     """Indices of up to ``count`` sentences that answer the question, in abstract order (a sentence that leans on
-    the one before brings it along). What a paper is (``gist``) takes two sentences at least, when it may."""
+    the one before brings it along). What a paper is (``gist``) takes ``count`` sentences, when it has them."""
     if not sentences:
         return []
     m = model()
@@ -123,28 +126,46 @@ def pick(sentences: list[str], vecs: np.ndarray, qvec: np.ndarray, qterms: set[s
 
 def choose(sentences: list[str], vecs: np.ndarray, score: np.ndarray, count: int, redundancy: float, keep: float,
            gist: bool = False, skip: frozenset[str] = frozenset(), wants_link: bool = False) -> list[int]:
-    """:func:`pick`'s choice once each sentence is scored: MMR (``score`` - ``redundancy`` x the largest cosine to
-    a sentence picked), further sentences while they score at least ``keep`` x the best. What a paper is
-    (``gist``) starts from its first sentence saying what it contributes ("We introduce Qronos, ...")."""
+    """:func:`pick`'s choice once each sentence is scored: up to ``count`` sentences, those a pick leans on
+    included, by MMR (``score`` - ``redundancy`` x the largest cosine to a sentence picked), further ones while they
+    score at least ``keep`` x the best. What a paper is (``gist``) is a summary: it starts from the paper's first
+    sentence saying what it contributes ("We introduce Qronos, ..."), leaves out the background before the one
+    introducing it, and takes ``count`` sentences when it has them."""
     allowed = [i for i, s in enumerate(sentences) if s not in skip and (wants_link or not _LINK.search(s))]
     if not allowed:
         allowed = list(range(len(sentences)))
     contributions = [i for i in allowed if CONTRIBUTION_RE.search(sentences[i])] if gist else []
+    introducing = [i for i in contributions if _INTRODUCES.search(sentences[i])]
+    if introducing:
+        allowed = [i for i in allowed if i >= introducing[0]]
+    out: set[int] = set()
+
+    def with_support(i: int) -> set[int]:  # "Finally, ..." or "This ..." comes with what it leans on
+        need = {i}
+        while i > 0 and leans_on_previous(sentences[i]) and i - 1 not in out and sentences[i - 1] not in skip:
+            i -= 1
+            need.add(i)
+        return need - out
+
     # the first such sentence: abstracts say what the paper is before what it proves or finds
-    picked: list[int] = contributions[:1] if count else []
-    first = max(score[i] for i in allowed) if picked else None
-    while len(picked) < count and len(picked) < len(allowed):
-        left = [i for i in allowed if i not in picked]
+    first_pick = contributions[:1] if count else []
+    if first_pick:
+        out |= with_support(first_pick[0])
+    best_score = max(score[i] for i in allowed) if out else None
+    picked = list(first_pick)
+    while len(out if gist else picked) < count:
+        # a summary's length is ``count`` with what its sentences lean on; an answer to a question quotes the
+        # sentence that answers with what it leans on, whatever that costs
+        left = [i for i in allowed if i not in (out if gist else picked)
+                and (not gist or not out or len(out | with_support(i)) <= count)]
+        if not left:
+            break
         mmr = {i: score[i] - redundancy * max((float(vecs[i] @ vecs[j]) for j in picked), default=0.0) for i in left}
         best = max(mmr, key=mmr.get)
-        if first is not None and score[best] < keep * first and not (gist and len(picked) < min(2, count)):
+        # a summary takes ``count``: the scores read the question, which then holds little but the paper's name
+        if best_score is not None and score[best] < keep * best_score and not gist:
             break
-        first = score[best] if first is None else first
+        best_score = score[best] if best_score is None else best_score
         picked.append(best)
-    out = set(picked)
-    for i in picked:  # "Finally, ..." or "This ..." comes with what it leans on
-        j = i
-        while j > 0 and leans_on_previous(sentences[j]) and j - 1 not in out and sentences[j - 1] not in skip:
-            out.add(j - 1)
-            j -= 1
+        out |= with_support(best)
     return sorted(out)
