@@ -93,7 +93,8 @@ def answered(row: dict, scores: list[np.ndarray], redundancy: float, keep: float
     quoted = []
     for c, score in zip(row["calls"], scores):
         quoted += [c["sentences"][i] for i in choose(c["sentences"], c["vecs"], score, c["count"], redundancy, keep,
-                                                      gist=c["gist"], skip=c["skip"], wants_link=c["wants_link"])]
+                                                      gist=c["gist"], skip=c["skip"],
+                                                      wants_link=c["wants_link"]).indices]
     text = "\n".join(quoted).lower()
     return all(x in text for x in row["facts"]), len(quoted)
 

@@ -425,10 +425,10 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
         sents, svecs = retriever.sentence_vectors(h.paper_id, paper.abstract if paper else h.snippet)
         count = OTHER_SENTENCES if several or (n > 1 and h.paper_id not in retrieval.named) else TOP_SENTENCES
         chosen = pick(sents, svecs, qvec, qterms, weights, count, gist=gist, skip=skip, wants_link=wants_link)
-        for i in chosen:
+        for i in chosen.indices:
             lines.append(f"- {inert_citations(sents[i])} [{n}]")  # its own "[7]" is not ours
-        if chosen:
-            snippets[n] = sents[chosen[0]]
+        if chosen.lead is not None:
+            snippets[n] = sents[chosen.lead]
     cited = sorted(snippets)
     return Answer(question=question, text="\n".join(lines), mode="extractive", answerable=True,
                   citations=_citations(hits, cited, snippets), sources=hits, retrieval_query=retrieval.query,

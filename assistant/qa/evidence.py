@@ -71,6 +71,15 @@ def model() -> SentenceModel:
                          bias=float(d["bias"]), redundancy=float(d["redundancy"]), keep=float(d["keep"]))
 
 
+@dataclass(frozen=True)
+class Chosen:
+    """The sentences of one paper an answer quotes: ``indices`` in abstract order (with those they lean on), and
+    ``lead``, the one picked first (what best answers; what the paper is, for a summary): the citation's snippet."""
+
+    indices: list[int]
+    lead: int | None
+
+
 @dataclass
 class Quote:
     """Sentences of one paper, in abstract order, with their relevance."""
@@ -114,18 +123,18 @@ def sentence_features(sentences: list[str], cos: np.ndarray, shares: np.ndarray,
 
 
 def pick(sentences: list[str], vecs: np.ndarray, qvec: np.ndarray, qterms: set[str], weights: dict[str, float],
-         count: int, gist: bool = False, skip: frozenset[str] = frozenset(), wants_link: bool = False) -> list[int]:
-    """Indices of up to ``count`` sentences that answer the question, in abstract order (a sentence that leans on
-    the one before brings it along). What a paper is (``gist``) takes ``count`` sentences, when it has them."""
+         count: int, gist: bool = False, skip: frozenset[str] = frozenset(), wants_link: bool = False) -> Chosen:
+    """Up to ``count`` sentences that answer the question (a sentence that leans on the one before brings it
+    along). What a paper is (``gist``) takes ``count`` sentences, when it has them."""
     if not sentences:
-        return []
+        return Chosen([], None)
     m = model()
     score = m.probability(sentence_features(sentences, vecs @ qvec, term_shares(sentences, qterms, weights), gist))
     return choose(sentences, vecs, score, count, m.redundancy, m.keep, gist=gist, skip=skip, wants_link=wants_link)
 
 
 def choose(sentences: list[str], vecs: np.ndarray, score: np.ndarray, count: int, redundancy: float, keep: float,
-           gist: bool = False, skip: frozenset[str] = frozenset(), wants_link: bool = False) -> list[int]:
+           gist: bool = False, skip: frozenset[str] = frozenset(), wants_link: bool = False) -> Chosen:
     """:func:`pick`'s choice once each sentence is scored: up to ``count`` sentences, those a pick leans on
     included, by MMR (``score`` - ``redundancy`` x the largest cosine to a sentence picked), further ones while they
     score at least ``keep`` x the best. What a paper is (``gist``) is a summary: it starts from the paper's first
@@ -168,4 +177,4 @@ def choose(sentences: list[str], vecs: np.ndarray, score: np.ndarray, count: int
         best_score = score[best] if best_score is None else best_score
         picked.append(best)
         out |= with_support(best)
-    return sorted(out)
+    return Chosen(sorted(out), picked[0] if picked else None)
