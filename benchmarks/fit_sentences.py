@@ -4,12 +4,13 @@ it, with its provenance and leave-one-file-out error, in assistant/data/sentence
     python benchmarks/fit_sentences.py [--index-dir DIR]
 
 Every question with answer_facts of the training files (fit_decisions.question_files: the bundled 95 papers and the
-two arXiv training slices; never benchmarks/data/heldout) is answered offline as eval does (a conversation's earlier
+two arXiv training slices; and data/summaries/, what a named paper is; never benchmarks/data/heldout) is answered offline as eval does (a conversation's earlier
 turns replayed), and each call of evidence.pick is recorded: the cited paper's sentences, their cosines to the
 question and term shares, how many sentences it may quote, whether what the paper is was asked. A sentence is
 labelled by whether it holds one of the question's facts. Then:
 
-- a logistic regression over evidence.FEATURES on those labels;
+- a logistic regression over evidence.FEATURES on those labels, for the calls answering a question (a summary of
+  what a paper is reads on from its introducing sentence in the abstract's order, and is scored so here too);
 - MMR's redundancy weight and the keep ratio (a further sentence while its probability is at least keep x the
   first's), chosen end to end: the most questions whose answer holds all its facts, among the settings that quote
   on average no more sentences than the hand-set score did (so that facts are not bought with longer answers).
@@ -62,8 +63,8 @@ def record(index_dir: Path) -> list[dict]:
 
     ev.pick = recording
     rows = []
-    for path in f.question_files():
-        conv = conversation(f.corpus_settings(f.corpus_of(path.stem), index_dir))
+    for path in question_files():
+        conv = conversation(f.corpus_settings(corpus_of(path), index_dir))
         for item in load_questions(path):
             facts = [x.lower() for x in item.get("answer_facts") or []]
             if not facts:
@@ -77,6 +78,19 @@ def record(index_dir: Path) -> list[dict]:
             calls = None
         print(f"  {path.stem}: {sum(r['file'] == path.stem for r in rows)} fact questions", file=sys.stderr)
     return rows
+
+
+def question_files() -> list[Path]:
+    """fit_decisions' training files and the summary questions of data/summaries/ (what a named paper is)."""
+    import fit_decisions as f
+
+    return f.question_files() + sorted((HERE / "data" / "summaries").glob("*_questions.jsonl"))
+
+
+def corpus_of(path: Path) -> str:
+    import fit_decisions as f
+
+    return path.stem.split("_named")[0] if path.parent.name == "summaries" else f.corpus_of(path.stem)
 
 
 def hand_score(cos: np.ndarray, shares: np.ndarray, sentences: list[str], gist: bool) -> np.ndarray:
@@ -100,18 +114,21 @@ def answered(row: dict, scores: list[np.ndarray], redundancy: float, keep: float
 
 
 def fit(rows: list[dict]):
+    """The regression, on the calls answering a question (a summary, ``gist``, reads in the abstract's order)."""
     from sklearn.linear_model import LogisticRegression
 
-    x = np.vstack([c["x"] for r in rows for c in r["calls"] if c["y"].any()])
-    y = np.concatenate([c["y"] for r in rows for c in r["calls"] if c["y"].any()])
+    x = np.vstack([c["x"] for r in rows for c in r["calls"] if c["y"].any() and not c["gist"]])
+    y = np.concatenate([c["y"] for r in rows for c in r["calls"] if c["y"].any() and not c["gist"]])
     mean, scale = x.mean(0), x.std(0) + 1e-9
     lr = LogisticRegression(C=C, max_iter=3000).fit((x - mean) / scale, y)
     return mean, scale, lr.coef_[0], float(lr.intercept_[0])
 
 
 def probabilities(params, row: dict) -> list[np.ndarray]:
+    """Each call's sentence scores as evidence.pick makes them: the model's, or a summary's abstract order."""
     mean, scale, w, b = params
-    return [1 / (1 + np.exp(-(((c["x"] - mean) / scale) @ w + b))) for c in row["calls"]]
+    return [1.0 - np.arange(len(c["sentences"])) / len(c["sentences"]) if c["gist"]
+            else 1 / (1 + np.exp(-(((c["x"] - mean) / scale) @ w + b))) for c in row["calls"]]
 
 
 def outcome(rows: list[dict], scored: list[list[np.ndarray]], redundancy: float, keep: float) -> tuple[float, float]:

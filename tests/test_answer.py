@@ -64,6 +64,15 @@ def test_a_citation_s_snippet_is_the_sentence_that_answers_not_the_background_it
     assert not _quoted(ans)[0][0].startswith("To address")  # what it leans on is quoted before it
 
 
+def test_a_summary_says_how_the_paper_works_not_only_what_it_finds(retriever):
+    """After the sentence introducing it, a summary reads on in the abstract's order (the mechanism), not the
+    results a model fitted on detail questions prefers."""
+    ans = answer_question(retriever, "What is ASTGI?")
+    text = " ".join(sentence for sentence, _ in _quoted(ans))
+    assert "we propose the Adaptive Spatio-Temporal Graph Interaction (ASTGI) framework" in text
+    assert "Specifically, the framework first employs a Spatio-Temporal Point Representation module" in text
+
+
 @pytest.mark.parametrize("name", ["MergOPT", "DisentangO", "BWFlow", "RESFL", "ASTGI"])
 def test_a_summary_of_a_named_paper_stays_within_four_sentences(retriever, name):
     """Sentences pulled in because a quoted one leans on them ("To address this, we propose ...") count too: a

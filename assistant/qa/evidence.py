@@ -129,7 +129,11 @@ def pick(sentences: list[str], vecs: np.ndarray, qvec: np.ndarray, qterms: set[s
     if not sentences:
         return Chosen([], None)
     m = model()
-    score = m.probability(sentence_features(sentences, vecs @ qvec, term_shares(sentences, qterms, weights), gist))
+    if gist:  # a summary reads on from the sentence introducing the paper: what it is, then how it works (the
+        # model, fitted on questions asking a detail, prefers results; docs/decisions.md "Summaries")
+        score = 1.0 - np.arange(len(sentences)) / len(sentences)
+    else:
+        score = m.probability(sentence_features(sentences, vecs @ qvec, term_shares(sentences, qterms, weights), gist))
     return choose(sentences, vecs, score, count, m.redundancy, m.keep, gist=gist, skip=skip, wants_link=wants_link)
 
 
