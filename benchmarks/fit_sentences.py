@@ -55,7 +55,7 @@ def record(index_dir: Path) -> list[dict]:
     def recording(sentences, vecs, qvec, qterms, weights, count, gist=False, skip=frozenset(), wants_link=False):
         cos, shares = vecs @ qvec, ev.term_shares(sentences, qterms, weights)
         if calls is not None:
-            calls.append({"sentences": sentences, "vecs": vecs, "x": ev.sentence_features(sentences, cos, shares, gist),
+            calls.append({"sentences": sentences, "vecs": vecs, "x": ev.sentence_features(sentences, cos, shares),
                           "hand": hand_score(cos, shares, sentences, gist), "count": count, "gist": gist,
                           "skip": skip, "wants_link": wants_link})
         return ev.choose(sentences, vecs, hand_score(cos, shares, sentences, gist), count, HAND_SET["redundancy"],

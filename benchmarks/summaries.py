@@ -1,12 +1,12 @@
 """What a summary of a named paper holds ("What is X?", "explain X", "Summarise the X paper"), and the two variants
 docs/decisions.md records as measured and not adopted.
 
-    python benchmarks/summaries.py [--order model|abstract] [--framing] [--label NAME]
+    python benchmarks/summaries.py [--order abstract|model] [--framing] [--label NAME]
 
 Scores the 80 summary questions of benchmarks/data/summaries/ (over the training slices arxiv_a and arxiv_b; facts:
 what X is and how it works), the held-out sets of heldout.py and the last turns of chat_heldout, offline
-(extractive, re-ranking off). ``--order abstract``: a summary reads on from the sentence introducing the paper in the
-abstract's order instead of by the sentence model. ``--framing``: words questions are framed with (the learned
+(extractive, re-ranking off). A summary reads on from the sentence introducing the paper in the abstract's order (as
+evidence.pick does since session 27); ``--order model``: the sentence model ranks what follows it instead (before). ``--framing``: words questions are framed with (the learned
 framing terms: "explain", "tell", "about") do not count as asking something of a named paper. Writes
 benchmarks/results/summaries.json, keeping runs recorded under other labels.
 """
@@ -19,25 +19,24 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 DATA = HERE / "data" / "summaries"
 
 
-def abstract_order() -> None:
-    """evidence.pick with a summary's sentences scored by their place in the abstract."""
+def model_order() -> None:
+    """evidence.pick with a summary's sentences scored by the sentence model, as for a question."""
     import assistant.qa.evidence as ev
 
-    model_pick = ev.pick
+    abstract_pick = ev.pick
 
     def pick(sentences, vecs, qvec, qterms, weights, count, gist=False, skip=frozenset(), wants_link=False):
         if not gist or not sentences:
-            return model_pick(sentences, vecs, qvec, qterms, weights, count, gist, skip, wants_link)
+            return abstract_pick(sentences, vecs, qvec, qterms, weights, count, gist, skip, wants_link)
         m = ev.model()
-        return ev.choose(sentences, vecs, 1.0 - np.arange(len(sentences)) / len(sentences), count, m.redundancy,
-                         m.keep, gist=gist, skip=skip, wants_link=wants_link)
+        score = m.probability(ev.sentence_features(sentences, vecs @ qvec, ev.term_shares(sentences, qterms, weights)))
+        return ev.choose(sentences, vecs, score, count, m.redundancy, m.keep, gist=gist, skip=skip,
+                         wants_link=wants_link)
 
     ev.pick = pick
 
@@ -70,14 +69,14 @@ def main() -> int:
     from assistant.service.evaluate import evaluate_questions, load_questions
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--order", choices=("model", "abstract"), default="model")
+    ap.add_argument("--order", choices=("abstract", "model"), default="abstract")
     ap.add_argument("--framing", action="store_true", help="framing words do not ask anything of a named paper")
     ap.add_argument("--label", default="current")
     ap.add_argument("--work", type=Path, default=HERE / ".work")
     ap.add_argument("--json", type=Path, default=HERE / "results" / "summaries.json")
     args = ap.parse_args()
-    if args.order == "abstract":
-        abstract_order()
+    if args.order == "model":
+        model_order()
     if args.framing:
         framing_asks_nothing()
     started = time.process_time()

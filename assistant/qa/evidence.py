@@ -3,10 +3,10 @@
 
 The sentence model (``assistant/data/sentences.json``, fitted by ``benchmarks/fit_sentences.py`` on the question
 files' answer facts, leave one file out) reads a sentence's cosine to the question, the IDF-weighted share of the
-question's terms it holds (both also against the paper's best), whether it states what the paper contributes (and
-whether that is what is asked: "What is Qronos?"), a number, its place and length, and whether it leans on the one
-before. How much redundancy costs and how far below the first sentence a further one may score are fitted with it,
-end to end on the answers' facts.
+question's terms it holds (both also against the paper's best), whether it states what the paper contributes, a
+number, its place and length, and whether it leans on the one before. How much redundancy costs and how far below
+the first sentence a further one may score are fitted with it, end to end on the answers' facts. What a paper is,
+when that is what is asked ("What is Qronos?"), is a summary read on from the sentence introducing it.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
+_BY_THE_PAPER = r"\b(?:we|this paper|this work)\s+(?:\w+\s+){0,2}?"
 _INTRODUCING = "propose|introduce|present|develop"
 #: A sentence that states what its paper contributes ("we propose ...", "this paper introduces ...").
-CONTRIBUTION_RE = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+){0,2}?(?:" + _INTRODUCING + "|"
-                             r"show|demonstrate|find|study|investigate|analy[sz]e|establish|derive|prove)", re.I)
+CONTRIBUTION_RE = re.compile(_BY_THE_PAPER + "(?:" + _INTRODUCING + "|show|demonstrate|find|study|investigate|"
+                             r"analy[sz]e|establish|derive|prove)", re.I)
 #: A sentence that leans on the one before it ("This ...", "Finally, ...", "To address these, ..."): quoted only
 #: with that one.
 _LEANS = re.compile(r"^\W*(?:this|these|those|such|it|its|they|their|there|finally|moreover|furthermore|"
@@ -31,7 +32,7 @@ _LEANS = re.compile(r"^\W*(?:this|these|those|such|it|its|they|their|there|final
                     r"lastly|besides|to (?:address|tackle|overcome|this end)|building on|based on (?:this|these))\b",
                     re.I)
 #: A contribution sentence that introduces what the paper is (not what it finds): where a summary starts.
-_INTRODUCES = re.compile(r"\b(?:we|this paper|this work)\s+(?:\w+\s+){0,2}?(?:" + _INTRODUCING + ")", re.I)
+_INTRODUCES = re.compile(_BY_THE_PAPER + "(?:" + _INTRODUCING + ")", re.I)
 #: Where the code or data is: quoted only when the question asks for a link.
 _LINK = re.compile(r"https?://|github\.com|\\url\{", re.I)
 
@@ -41,7 +42,7 @@ TERM_SHARE = 0.5
 MODEL_FILE = Path(__file__).resolve().parents[1] / "data" / "sentences.json"
 #: What the sentence model reads of each sentence (:func:`sentence_features`).
 FEATURES = ("cosine", "term_share", "cosine_below_best", "share_below_best", "contribution", "digit", "position",
-            "first", "last", "log_length", "leans", "contribution_asked")
+            "first", "last", "log_length", "leans")
 
 
 @dataclass(frozen=True)
@@ -110,15 +111,14 @@ def relevance(sentences: list[str], vecs: np.ndarray, qvec: np.ndarray, qterms: 
     return vecs @ qvec + TERM_SHARE * term_shares(sentences, qterms, weights)
 
 
-def sentence_features(sentences: list[str], cos: np.ndarray, shares: np.ndarray, gist: bool) -> np.ndarray:
-    """:data:`FEATURES` of each sentence of one paper (``gist``: the question asks what the paper is)."""
+def sentence_features(sentences: list[str], cos: np.ndarray, shares: np.ndarray) -> np.ndarray:
+    """:data:`FEATURES` of each sentence of one paper."""
     n = len(sentences)
     rows = []
     for i, s in enumerate(sentences):
-        contribution = float(bool(CONTRIBUTION_RE.search(s)))
-        rows.append([cos[i], shares[i], cos[i] - cos.max(), shares[i] - shares.max(), contribution,
-                     float(bool(re.search(r"\d", s))), i / max(n - 1, 1), float(i == 0), float(i == n - 1),
-                     math.log(max(len(s), 1)), float(leans_on_previous(s)), contribution * gist])
+        rows.append([cos[i], shares[i], cos[i] - cos.max(), shares[i] - shares.max(),
+                     float(bool(CONTRIBUTION_RE.search(s))), float(bool(re.search(r"\d", s))), i / max(n - 1, 1),
+                     float(i == 0), float(i == n - 1), math.log(max(len(s), 1)), float(leans_on_previous(s))])
     return np.array(rows, dtype=np.float64).reshape(n, len(FEATURES))
 
 
@@ -133,7 +133,7 @@ def pick(sentences: list[str], vecs: np.ndarray, qvec: np.ndarray, qterms: set[s
         # model, fitted on questions asking a detail, prefers results; docs/decisions.md "Summaries")
         score = 1.0 - np.arange(len(sentences)) / len(sentences)
     else:
-        score = m.probability(sentence_features(sentences, vecs @ qvec, term_shares(sentences, qterms, weights), gist))
+        score = m.probability(sentence_features(sentences, vecs @ qvec, term_shares(sentences, qterms, weights)))
     return choose(sentences, vecs, score, count, m.redundancy, m.keep, gist=gist, skip=skip, wants_link=wants_link)
 
 
@@ -175,7 +175,7 @@ def choose(sentences: list[str], vecs: np.ndarray, score: np.ndarray, count: int
             break
         mmr = {i: score[i] - redundancy * max((float(vecs[i] @ vecs[j]) for j in picked), default=0.0) for i in left}
         best = max(mmr, key=mmr.get)
-        # a summary takes ``count``: the scores read the question, which then holds little but the paper's name
+        # a summary takes ``count``: its scores are places in the abstract, not how well a sentence answers
         if best_score is not None and score[best] < keep * best_score and not gist:
             break
         best_score = score[best] if best_score is None else best_score
