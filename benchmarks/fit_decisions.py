@@ -123,10 +123,11 @@ def word_examples(settings, items: list[dict], framing_set: frozenset[str]) -> l
             continue
         q = r.mend(it["question"])
         found = r.search(q, k=10)
-        missing = decide.topical(q, framing_set) - set().union(*decide.paper_terms(papers, found.hits[:10]))
+        missing = decide.topical(q, framing_set) - set().union(*decide.paper_terms(papers, found.hits[:decide.MISSING_DEPTH]))
         for word in decide.missing_words(q, missing):
             out.append({"file": it["file"], "word": word, "question": q, "absent": not it.get("gold"),
-                        "x": decide.word_features(r, q, found.query_vector, word).tolist()})
+                        "x": decide.word_features(r, q, found.query_vector, word,
+                                                              found.hits[0].paper_id if found.hits else None).tolist()})
     return out
 
 
@@ -137,7 +138,7 @@ def as_logistic(params, names):
     return Logistic(names=tuple(names), mean=mean, scale=scale, weights=w, bias=b, threshold=0.5)
 
 
-WORD_FEATURES = ("log_drop", "alone_cos")
+WORD_FEATURES = ("log_drop", "alone_cos", "top_sentence_cos")
 
 
 def collect(settings, items: list[dict], framing_set: frozenset[str], word_models: dict | None = None) -> list[dict]:

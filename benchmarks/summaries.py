@@ -3,11 +3,12 @@ docs/decisions.md records as measured and not adopted.
 
     python benchmarks/summaries.py [--order abstract|model] [--framing] [--label NAME]
 
-Scores the 80 summary questions of benchmarks/data/summaries/ (over the training slices arxiv_a and arxiv_b; facts:
+Scores the 176 summary questions of benchmarks/data/summaries/ (over the training slices arxiv_a..arxiv_e; facts:
 what X is and how it works), the held-out sets of heldout.py and the last turns of chat_heldout, offline
 (extractive, re-ranking off). A summary reads on from the sentence introducing the paper in the abstract's order (as
-evidence.pick does since session 27); ``--order model``: the sentence model ranks what follows it instead (before). ``--framing``: words questions are framed with (the learned
-framing terms: "explain", "tell", "about") do not count as asking something of a named paper. Writes
+evidence.pick does since session 27); ``--order model``: the sentence model ranks what follows it instead (before).
+``--framing``: words questions are framed with (the learned framing terms: "explain", "tell", "about") count as
+asking something of a named paper (as before session 28; since, they do not). Writes
 benchmarks/results/summaries.json, keeping runs recorded under other labels.
 """
 
@@ -41,23 +42,23 @@ def model_order() -> None:
     ev.pick = pick
 
 
-def framing_asks_nothing() -> None:
-    """answer._asks_little with the learned framing terms left out of what a question asks."""
+def framing_asks() -> None:
+    """answer._asks_little with the learned framing terms counted as asking something of a named paper (before
+    session 28)."""
     import assistant.qa.answer as answer
     from assistant.search import decide
 
-    plain_terms = answer.terms
+    learned = decide.framing_terms
     asks_little = answer._asks_little
 
-    def without_framing(retriever, question, named):
-        answer.terms = lambda text: plain_terms(text) - decide.framing_terms() if text == question \
-            else plain_terms(text)
+    def with_framing(retriever, question, named):
+        decide.framing_terms = lambda: frozenset()
         try:
             return asks_little(retriever, question, named)
         finally:
-            answer.terms = plain_terms
+            decide.framing_terms = learned
 
-    answer._asks_little = without_framing
+    answer._asks_little = with_framing
 
 
 def main() -> int:
@@ -70,7 +71,8 @@ def main() -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--order", choices=("abstract", "model"), default="abstract")
-    ap.add_argument("--framing", action="store_true", help="framing words do not ask anything of a named paper")
+    ap.add_argument("--framing", action="store_true",
+                    help="framing words ask something of a named paper (as before session 28)")
     ap.add_argument("--label", default="current")
     ap.add_argument("--work", type=Path, default=HERE / ".work")
     ap.add_argument("--json", type=Path, default=HERE / "results" / "summaries.json")
@@ -78,7 +80,7 @@ def main() -> int:
     if args.order == "model":
         model_order()
     if args.framing:
-        framing_asks_nothing()
+        framing_asks()
     started = time.process_time()
     out = {}
     for path in sorted(DATA.glob("*_questions.jsonl")):

@@ -214,7 +214,8 @@ def test_a_word_the_papers_lack_is_scored_by_whether_it_carries_the_topic(retrie
     question = "need refs on speculative decoding, hey"
     missing = {"specul", "hey"}
     assert not missing & set(known)  # no paper has either word
-    carries = decide.missing_probabilities(retriever, question, retriever.embed_query(question), missing)
+    top = retriever.search(question).hits[0].paper_id
+    carries = decide.missing_probabilities(retriever, question, retriever.embed_query(question), missing, paper_id=top)
     assert carries["specul"] > 0.6 > carries["hey"]
     # and the question stays an absent topic: the casual words do not carry it to a near paper
     assert not answer_question(retriever, question).answerable

@@ -261,9 +261,10 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
 def _asks_little(retriever: Retriever, question: str, named: list[str]) -> bool:
     """Whether a question that names papers asks nothing else of them ("What is Qronos?", "explain trinity"):
     then they lead the hits and what they contribute is the answer."""
-    from assistant.search.decide import missing_probabilities, models
+    from assistant.search.decide import framing_terms, missing_probabilities, models
 
-    left = terms(question) - set().union(*(_name_terms(retriever, pid, question) for pid in named))
+    # the words questions are framed with ("explain", "tell", "about", "summarise") ask nothing of it
+    left = terms(question) - framing_terms() - set().union(*(_name_terms(retriever, pid, question) for pid in named))
     papers = retriever.papers()
     held = set().union(*(terms(f"{papers[pid].title}\n{papers[pid].abstract}") for pid in named if pid in papers))
     # a term in a tenth of the papers or more frames the question ("paper", "propose", "work"); a rarer one the
@@ -276,7 +277,7 @@ def _asks_little(retriever: Retriever, question: str, named: list[str]) -> bool:
     lacked = {t for t in left - held if retriever.doc_freq(t) < common}
     threshold = models()["missing_word"].threshold
     return all(p < threshold for p in missing_probabilities(retriever, question, retriever.embed_query(question),
-                                                            lacked).values())
+                                                            lacked, paper_id=named[0]).values())
 
 
 # --- sources and citations ------------------------------------------------------------------

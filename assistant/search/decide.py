@@ -27,6 +27,9 @@ MODEL_FILE = Path(__file__).resolve().parents[1] / "data" / "decisions.json"
 QUESTION_SIGNALS = ("top_cos", "best3_cos", "standout", "coverage", "top_coverage", "unknown_share", "bm25_share",
                     "gap", "sentence_cos", "log_terms", "area", "missing_rare", "scatter", "pairs", "sentence_coverage", "ablate_gain",
                     "missing_topic")
+#: A question term the top MISSING_DEPTH papers all lack is read by the missing-word model (3: chosen by the
+#: cross-validated cost of the answerable model over 1, 3 and 10, see docs/decisions.md).
+MISSING_DEPTH = 3
 #: The paper-level signals the relevance model reads, in order.
 PAPER_SIGNALS = ("cos", "cos_drop", "fused_ratio", "inv_rank", "standout", "coverage", "sentence_cos", "named")
 
@@ -123,6 +126,7 @@ class Signals:
             len(self.papers), len(PAPER_SIGNALS))
 
 
+@functools.lru_cache(maxsize=1)
 def framing_terms() -> frozenset[str]:
     """Stemmed words questions are framed with ("anyone", "paper", "studi", "exist"), learned from the question
     files (benchmarks/fit_decisions.py): not what a question is about, so no coverage counts them."""
@@ -135,27 +139,40 @@ def topical(question: str, framing: frozenset[str] | None = None) -> frozenset[s
     return qterms - (framing_terms() if framing is None else framing) or qterms
 
 
-def word_features(retriever, question: str, qvec: np.ndarray, word: str) -> np.ndarray:
+def word_features(retriever, question: str, qvec: np.ndarray, word: str, paper_id: str | None = None) -> np.ndarray:
     """What the missing-word model reads of one question word: how far the question's vector moves without it
-    (log), and how close the word alone is to the question. A word that carries the topic moves it; "pls", "re",
-    "anything in here" barely do."""
+    (log), how close the word alone is to the question, and how close it comes to the nearest sentence of
+    ``paper_id`` (the top paper). A word that carries the topic moves the question; "pls", "re", "anything in
+    here" barely do. A word a paper says in other words ("heart-signal" for ECG) comes close to one of its
+    sentences; the topic a paper lacks ("speculative") does not."""
     kept = " ".join(w for w in re.findall(r"\S+", question) if w != word)
     drop = 1.0 - float(retriever.embed_query(kept) @ qvec) if kept.strip() else 1.0
-    return np.array([math.log(max(drop, 1e-4)), float(retriever.embed_query(word) @ qvec)])
+    alone = retriever.embed_query(word)
+    return np.array([math.log(max(drop, 1e-4)), float(alone @ qvec), _nearest_sentence(retriever, paper_id, alone)])
+
+
+def _nearest_sentence(retriever, paper_id: str | None, vec: np.ndarray) -> float:
+    """The cosine of a paper's sentence nearest to ``vec`` (0 without a paper)."""
+    paper = retriever.papers().get(paper_id) if paper_id else None
+    if paper is None:
+        return 0.0
+    sents, svecs = retriever.sentence_vectors(paper_id, paper.abstract)
+    return float((svecs @ vec).max()) if svecs is not None and len(sents) else 0.0
 
 
 def missing_probabilities(retriever, question: str, qvec: np.ndarray, missing: set[str],
-                          model: Logistic | None = None) -> dict[str, float]:
+                          model: Logistic | None = None, paper_id: str | None = None) -> dict[str, float]:
     """For each question term the retrieved papers lack, the probability that its word carries the question's
-    topic (the missing-word model): "pls", "hey", "re", "anything in the corpus" barely move the question's
-    vector and score low; "speculative" or "weather" move it and score high. Terms no word of the question gives
-    back (stemmed across a hyphen or a quote) are left out."""
+    topic (the missing-word model), ``paper_id`` being the paper the question is read against (the top one):
+    "pls", "hey", "re", "anything in the corpus" barely move the question's vector and score low; "speculative"
+    or "weather" move it, come close to no sentence of the paper, and score high. Terms no word of the question
+    gives back (stemmed across a hyphen or a quote) are left out."""
     if not missing:
         return {}
     model = model or models()["missing_word"]
     out: dict[str, float] = {}
     for word, lacked in missing_words(question, missing).items():
-        p = float(model.probability(word_features(retriever, question, qvec, word))[0])
+        p = float(model.probability(word_features(retriever, question, qvec, word, paper_id))[0])
         for t in lacked:
             out[t] = max(out.get(t, 0.0), p)
     return out
@@ -199,7 +216,8 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
     held = paper_terms(papers, found.hits[:10])
     # a term the top papers lack weighs by how likely its word carries the topic, so that how a user talks
     # ("papers re X", "X, pls", "anything in the corpus on X?") does not read as a topic the corpus lacks
-    carries = missing_probabilities(retriever, question, qvec, set(qterms) - set().union(*held), word_model)
+    carries = missing_probabilities(retriever, question, qvec, set(qterms) - set().union(*held[:MISSING_DEPTH]), word_model,
+                                   hits[0].paper_id if hits else None)
     weights = ChainMap({t: known.get(t, rarest) * p for t, p in carries.items()}, known)
     ceiling = retriever.bm25_ceiling(question) or 1.0
     top_fused = hits[0].score if hits and hits[0].score > 0 else 1e-9
