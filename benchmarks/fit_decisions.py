@@ -108,6 +108,27 @@ def framing(settings_by: dict, items: list[dict]) -> list[str]:
                   and len({f for f, _ in uses}) >= 3 and sum(h for _, h in uses) < FRAMING_MAX_GOLD * len(uses))
 
 
+#: Summary questions ("What is X?", "Tell me about X", "Summarise the X paper"): data/summaries/*_named_questions.jsonl.
+SUMMARIES = HERE / "data" / "summaries"
+
+
+def gist_terms(framing_list: list[str]) -> list[str]:
+    """The framing terms users ask what a named paper is with ("tell", "explain", "about", "summaris"): in at least
+    two summary questions of at least two summary files. Other framing terms ("score", "report", "test") may still
+    ask a detail of the paper."""
+    from assistant.search.decide import terms
+
+    seen: dict[str, set[str]] = {}
+    count: dict[str, int] = {}
+    for path in sorted(SUMMARIES.glob("*_named_questions.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                for t in terms(json.loads(line)["question"]) & set(framing_list):
+                    seen.setdefault(t, set()).add(path.stem)
+                    count[t] = count.get(t, 0) + 1
+    return sorted(t for t in seen if count[t] >= 2 and len(seen[t]) >= 2)
+
+
 def word_examples(settings, items: list[dict], framing_set: frozenset[str]) -> list[dict]:
     """Each question word whose terms the top 10 papers lack (and no framing term), with what the missing-word
     model reads and its label: the question is on an absent topic (1) or answerable (0: the word is how the user
@@ -392,6 +413,8 @@ def main() -> int:
     out = {"provenance": provenance, "intent": intent, "answerable": answerable,
            "framing_terms": {"terms": framing_list, "rule": f"in >= {FRAMING_MIN_QUESTIONS} questions of >= 3 files, "
                                                             f"in their gold papers for < {FRAMING_MAX_GOLD:.0%} of them"},
+           "gist_terms": {"terms": gist_terms(framing_list),
+                          "rule": "framing terms in >= 2 questions of >= 2 files of data/summaries/"},
            "area_ranking": area_ranking, "missing_word": missing_word, "relevant": relevant}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(out, indent=1))

@@ -7,8 +7,8 @@ Scores the 176 summary questions of benchmarks/data/summaries/ (over the trainin
 what X is and how it works), the held-out sets of heldout.py and the last turns of chat_heldout, offline
 (extractive, re-ranking off). A summary reads on from the sentence introducing the paper in the abstract's order (as
 evidence.pick does since session 27); ``--order model``: the sentence model ranks what follows it instead (before).
-``--framing``: words questions are framed with (the learned framing terms: "explain", "tell", "about") count as
-asking something of a named paper (as before session 28; since, they do not). Writes
+``--framing``: the words users ask what a paper is with (the learned gist terms: "explain", "tell", "about") count
+as asking something of a named paper (as before session 28; since, they do not). Writes
 benchmarks/results/summaries.json, keeping runs recorded under other labels.
 """
 
@@ -43,20 +43,19 @@ def model_order() -> None:
 
 
 def framing_asks() -> None:
-    """answer._asks_little with the learned framing terms counted as asking something of a named paper (before
-    session 28)."""
+    """answer._asks_little with the gist terms counted as asking something of a named paper (before session 28)."""
     import assistant.qa.answer as answer
     from assistant.search import decide
 
-    learned = decide.framing_terms
+    learned = decide.gist_terms
     asks_little = answer._asks_little
 
     def with_framing(retriever, question, named):
-        decide.framing_terms = lambda: frozenset()
+        decide.gist_terms = lambda: frozenset()
         try:
             return asks_little(retriever, question, named)
         finally:
-            decide.framing_terms = learned
+            decide.gist_terms = learned
 
     answer._asks_little = with_framing
 
@@ -72,7 +71,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--order", choices=("abstract", "model"), default="abstract")
     ap.add_argument("--framing", action="store_true",
-                    help="framing words ask something of a named paper (as before session 28)")
+                    help="gist words ask something of a named paper (as before session 28)")
     ap.add_argument("--label", default="current")
     ap.add_argument("--work", type=Path, default=HERE / ".work")
     ap.add_argument("--json", type=Path, default=HERE / "results" / "summaries.json")

@@ -45,6 +45,16 @@ def test_a_named_paper_is_answered_from_that_paper_in_any_phrasing(retriever, qu
     assert "We introduce Qronos" in ans.text  # what it is: the sentence that introduces it
 
 
+def test_a_detail_asked_of_a_named_paper_is_quoted_not_its_summary(retriever):
+    """The words users ask what a paper is with ("tell", "explain", "about") ask nothing else of it; other
+    question words ("score") ask a detail, and the sentence holding it is quoted."""
+    from assistant.search.decide import gist_terms
+
+    assert {"tell", "explain", "about"} <= gist_terms() and "score" not in gist_terms()
+    ans = answer_question(retriever, "trinity's score on LiveCodeBench?")
+    assert "86.2" in ans.text
+
+
 def test_what_a_named_paper_is_reads_as_a_summary_not_the_background(retriever):
     """"What is X?" quotes the sentence introducing X and what follows it (how it works, what it finds), up to
     four sentences, and none of the background before it."""

@@ -261,10 +261,10 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
 def _asks_little(retriever: Retriever, question: str, named: list[str]) -> bool:
     """Whether a question that names papers asks nothing else of them ("What is Qronos?", "explain trinity"):
     then they lead the hits and what they contribute is the answer."""
-    from assistant.search.decide import framing_terms, missing_probabilities, models
+    from assistant.search.decide import gist_terms, missing_probabilities, models
 
-    # the words questions are framed with ("explain", "tell", "about", "summarise") ask nothing of it
-    left = terms(question) - framing_terms() - set().union(*(_name_terms(retriever, pid, question) for pid in named))
+    # the words users ask what a paper is with ("explain", "tell", "about", "summarise") ask nothing else of it
+    left = terms(question) - gist_terms() - set().union(*(_name_terms(retriever, pid, question) for pid in named))
     papers = retriever.papers()
     held = set().union(*(terms(f"{papers[pid].title}\n{papers[pid].abstract}") for pid in named if pid in papers))
     # a term in a tenth of the papers or more frames the question ("paper", "propose", "work"); a rarer one the

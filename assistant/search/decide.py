@@ -133,6 +133,14 @@ def framing_terms() -> frozenset[str]:
     return frozenset(json.loads(MODEL_FILE.read_text(encoding="utf-8"))["framing_terms"]["terms"])
 
 
+@functools.lru_cache(maxsize=1)
+def gist_terms() -> frozenset[str]:
+    """The framing terms users ask what a named paper is with ("tell", "explain", "about", "summaris"), learned
+    from summary questions (benchmarks/fit_decisions.py): they ask nothing else of it; other framing terms
+    ("score", "report") may."""
+    return frozenset(json.loads(MODEL_FILE.read_text(encoding="utf-8"))["gist_terms"]["terms"])
+
+
 def topical(question: str, framing: frozenset[str] | None = None) -> frozenset[str]:
     """The question's terms without its framing ones (all of them when nothing else is left)."""
     qterms = terms(question)
