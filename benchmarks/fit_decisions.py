@@ -11,9 +11,9 @@ regressions:
 - intent: area (several papers wanted) vs one paper, over the question's MiniLM vector and its length;
 - answerable: does the corpus answer the question, over the retrieval's signals (decide.QUESTION_SIGNALS);
 - relevant: is a retrieved paper a gold one, over its signals (decide.PAPER_SIGNALS), top 5 of answerable questions;
-- missing_word: is a question word the top 10 papers lack the topic the corpus lacks (its question is on an absent
-  topic) or how the user talks, over how far the question's vector moves without it and the word's own cosine to it
-  (decide.word_features); fitted first, and each file's signals are read with the model of the other files.
+- missing_word: is a question word the top 3 papers lack (decide.MISSING_DEPTH) the topic the corpus lacks (its
+  question is on an absent topic) or how the user talks, over how far the question's vector moves without it, the
+  word's own cosine to it and to the top paper's nearest sentence (decide.word_features); fitted first, and each file's signals are read with the model of the other files.
 
 Each threshold is chosen on the out-of-fold probabilities: answerable's minimises the errors a user meets, a false
 refusal and an answered absent topic alike, when ABSENT_SHARE of questions are on absent topics; relevant's keeps
@@ -130,7 +130,7 @@ def gist_terms(framing_list: list[str]) -> list[str]:
 
 
 def word_examples(settings, items: list[dict], framing_set: frozenset[str]) -> list[dict]:
-    """Each question word whose terms the top 10 papers lack (and no framing term), with what the missing-word
+    """Each question word whose terms the top MISSING_DEPTH papers lack (and no framing term), with what the missing-word
     model reads and its label: the question is on an absent topic (1) or answerable (0: the word is how the user
     talks, or says in other words what a paper says)."""
     from assistant.search import decide
@@ -283,13 +283,16 @@ def gather(files: list[Path], index_dir: Path, cache: Path) -> tuple[list[dict],
 
 def fit_missing_word(words: list[dict]) -> dict:
     """Does a question word the retrieved papers lack name the topic the corpus lacks?"""
+    from assistant.search import decide
+
     xw, yw, gw = word_arrays(words)
     oof_w = out_of_fold(xw, yw, list(gw), C["missing_word"])
     word_auc = auc(oof_w[yw == 1], oof_w[yw == 0])
     print(f"missing words: out-of-fold AUC {word_auc:.3f} over {len(yw)} words ({int(yw.sum())} of absent topics)")
     return as_dict(fit(xw, yw, C["missing_word"]), WORD_FEATURES, 0.5,
                    cv={"auc": round(word_auc, 4), "n": len(yw), "absent": int(yw.sum())},
-                   label="a question word whose terms the top 10 papers lack, in a question on an absent topic")
+                   label=f"a question word whose terms the top {decide.MISSING_DEPTH} papers lack, in a question on an absent "
+                         "topic")
 
 
 def fit_intent(rows: list[dict], index_dir: Path) -> dict:
