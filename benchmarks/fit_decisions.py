@@ -52,9 +52,12 @@ CORPORA = HERE / "data" / "corpora"
 
 
 def corpus_of(stem: str) -> str:
-    """The corpus a question file is over: a slice's name, or "bundled"."""
-    name = stem.removesuffix("_questions")
-    return name if stem != name and (CORPORA / f"{name}.jsonl").exists() else "bundled"
+    """The corpus a question file is over: the longest slice name it starts with ("arxiv_e" for
+    arxiv_e_questions and arxiv_e_casual_questions), or "bundled"."""
+    if not stem.endswith("_questions"):
+        return "bundled"
+    slices = [p.stem for p in CORPORA.glob("*.jsonl") if not p.stem.endswith("_questions")]
+    return max((s for s in slices if stem.startswith(s + "_")), key=len, default="bundled")
 
 
 def corpus_settings(corpus: str, index_dir: Path):
