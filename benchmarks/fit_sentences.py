@@ -4,7 +4,7 @@ it, with its provenance and leave-one-file-out error, in assistant/data/sentence
     python benchmarks/fit_sentences.py [--index-dir DIR]
 
 Every question with answer_facts of the training files (fit_decisions.question_files: the bundled 95 papers and the
-two arXiv training slices; and data/summaries/, what a named paper is; never benchmarks/data/heldout) is answered offline as eval does (a conversation's earlier
+arXiv training slices; and data/summaries/, what a named paper is; never benchmarks/data/heldout) is answered offline as eval does (a conversation's earlier
 turns replayed), and each call of evidence.pick is recorded: the cited paper's sentences, their cosines to the
 question and term shares, how many sentences it may quote, whether what the paper is was asked. A sentence is
 labelled by whether it holds one of the question's facts. Then:
