@@ -13,7 +13,8 @@ regressions:
 - relevant: is a retrieved paper a gold one, over its signals (decide.PAPER_SIGNALS), top 5 of answerable questions;
 - missing_word: is a question word the top 3 papers lack (decide.MISSING_DEPTH) the topic the corpus lacks (its
   question is on an absent topic) or how the user talks, over how far the question's vector moves without it, the
-  word's own cosine to it and to the top paper's nearest sentence (decide.word_features); fitted first, and each file's signals are read with the model of the other files.
+  word's own cosine to it and to the top paper's nearest sentence (decide.word_features); fitted first, and each
+  file's signals are read with the model of the other files.
 
 Each threshold is chosen on the out-of-fold probabilities: answerable's minimises the errors a user meets, a false
 refusal and an answered absent topic alike, when ABSENT_SHARE of questions are on absent topics; relevant's keeps
@@ -111,7 +112,7 @@ def framing(settings_by: dict, items: list[dict]) -> list[str]:
                   and len({f for f, _ in uses}) >= 3 and sum(h for _, h in uses) < FRAMING_MAX_GOLD * len(uses))
 
 
-#: Summary questions ("What is X?", "Tell me about X", "Summarise the X paper"): data/summaries/*_named_questions.jsonl.
+#: Summary questions ("What is X?", "Tell me about X", "Summarise the X paper"): data/summaries/.
 SUMMARIES = HERE / "data" / "summaries"
 
 
@@ -133,9 +134,9 @@ def gist_terms(framing_list: list[str]) -> list[str]:
 
 
 def word_examples(settings, items: list[dict], framing_set: frozenset[str]) -> list[dict]:
-    """Each question word whose terms the top MISSING_DEPTH papers lack (and no framing term), with what the missing-word
-    model reads and its label: the question is on an absent topic (1) or answerable (0: the word is how the user
-    talks, or says in other words what a paper says)."""
+    """Each question word whose terms the top MISSING_DEPTH papers lack (and no framing term), with what the
+    missing-word model reads and its label: the question is on an absent topic (1) or answerable (0: the word is
+    how the user talks, or says in other words what a paper says)."""
     from assistant.search import decide
     from assistant.service.api import retriever
 
@@ -147,11 +148,12 @@ def word_examples(settings, items: list[dict], framing_set: frozenset[str]) -> l
             continue
         q = r.mend(it["question"])
         found = r.search(q, k=10)
-        missing = decide.topical(q, framing_set) - set().union(*decide.paper_terms(papers, found.hits[:decide.MISSING_DEPTH]))
+        top = found.hits[:decide.MISSING_DEPTH]
+        missing = decide.topical(q, framing_set) - set().union(*decide.paper_terms(papers, top))
         for word in decide.missing_words(q, missing):
             out.append({"file": it["file"], "word": word, "question": q, "absent": not it.get("gold"),
                         "x": decide.word_features(r, q, found.query_vector, word,
-                                                              found.hits[0].paper_id if found.hits else None).tolist()})
+                                                  top[0].paper_id if top else None).tolist()})
     return out
 
 
@@ -294,8 +296,8 @@ def fit_missing_word(words: list[dict]) -> dict:
     print(f"missing words: out-of-fold AUC {word_auc:.3f} over {len(yw)} words ({int(yw.sum())} of absent topics)")
     return as_dict(fit(xw, yw, C["missing_word"]), WORD_FEATURES, 0.5,
                    cv={"auc": round(word_auc, 4), "n": len(yw), "absent": int(yw.sum())},
-                   label=f"a question word whose terms the top {decide.MISSING_DEPTH} papers lack, in a question on an absent "
-                         "topic")
+                   label=f"a question word whose terms the top {decide.MISSING_DEPTH} papers lack, in a question on "
+                         "an absent topic")
 
 
 def fit_intent(rows: list[dict], index_dir: Path) -> dict:

@@ -4,8 +4,8 @@ it, with its provenance and leave-one-file-out error, in assistant/data/sentence
     python benchmarks/fit_sentences.py [--index-dir DIR]
 
 Every question with answer_facts of the training files (fit_decisions.question_files: the bundled 95 papers and the
-arXiv training slices; and data/summaries/, what a named paper is; never benchmarks/data/heldout) is answered offline as eval does (a conversation's earlier
-turns replayed), and each call of evidence.pick is recorded: the cited paper's sentences, their cosines to the
+arXiv training slices; and data/summaries/, what a named paper is; never benchmarks/data/heldout) is answered
+offline as eval does (a conversation's earlier turns replayed), and each call of evidence.pick is recorded: the cited paper's sentences, their cosines to the
 question and term shares, how many sentences it may quote, whether what the paper is was asked. A sentence is
 labelled by whether it holds one of the question's facts. Then:
 
@@ -90,7 +90,7 @@ def question_files() -> list[Path]:
 def corpus_of(path: Path) -> str:
     import fit_decisions as f
 
-    return path.stem.split("_named")[0] if path.parent.name == "summaries" else f.corpus_of(path.stem)
+    return f.corpus_of(path.stem)
 
 
 def hand_score(cos: np.ndarray, shares: np.ndarray, sentences: list[str], gist: bool) -> np.ndarray:
@@ -126,8 +126,10 @@ def fit(rows: list[dict]):
 
 def probabilities(params, row: dict) -> list[np.ndarray]:
     """Each call's sentence scores as evidence.pick makes them: the model's, or a summary's abstract order."""
+    from assistant.qa.evidence import summary_scores
+
     mean, scale, w, b = params
-    return [1.0 - np.arange(len(c["sentences"])) / len(c["sentences"]) if c["gist"]
+    return [summary_scores(len(c["sentences"])) if c["gist"]
             else 1 / (1 + np.exp(-(((c["x"] - mean) / scale) @ w + b))) for c in row["calls"]]
 
 

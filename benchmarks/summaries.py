@@ -83,7 +83,7 @@ def main() -> int:
     started = time.process_time()
     out = {}
     for path in sorted(DATA.glob("*_questions.jsonl")):
-        corpus = path.stem.split("_named")[0]
+        corpus = fit_decisions.corpus_of(path.stem)
         settings = fit_decisions.corpus_settings(corpus, args.work / "iclr95")
         summary = evaluate_questions(load_questions(path), settings).summary()
         out[path.stem] = {"facts": summary["answer_fact_coverage"], "R@1": summary["R@1"]}

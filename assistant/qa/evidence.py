@@ -122,6 +122,11 @@ def sentence_features(sentences: list[str], cos: np.ndarray, shares: np.ndarray)
     return np.array(rows, dtype=np.float64).reshape(n, len(FEATURES))
 
 
+def summary_scores(n: int) -> np.ndarray:
+    """A summary's sentence scores: their places in the abstract, the first highest."""
+    return 1.0 - np.arange(n) / n
+
+
 def pick(sentences: list[str], vecs: np.ndarray, qvec: np.ndarray, qterms: set[str], weights: dict[str, float],
          count: int, gist: bool = False, skip: frozenset[str] = frozenset(), wants_link: bool = False) -> Chosen:
     """Up to ``count`` sentences that answer the question (a sentence that leans on the one before brings it
@@ -131,7 +136,7 @@ def pick(sentences: list[str], vecs: np.ndarray, qvec: np.ndarray, qterms: set[s
     m = model()
     if gist:  # a summary reads on from the sentence introducing the paper: what it is, then how it works (the
         # model, fitted on questions asking a detail, prefers results; docs/decisions.md "Summaries")
-        score = 1.0 - np.arange(len(sentences)) / len(sentences)
+        score = summary_scores(len(sentences))
     else:
         score = m.probability(sentence_features(sentences, vecs @ qvec, term_shares(sentences, qterms, weights)))
     return choose(sentences, vecs, score, count, m.redundancy, m.keep, gist=gist, skip=skip, wants_link=wants_link)

@@ -57,11 +57,17 @@ class Logistic:
 
 
 @functools.lru_cache(maxsize=1)
+def _fitted() -> dict:
+    """decisions.json, read once."""
+    return json.loads(MODEL_FILE.read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=1)
 def models() -> dict:
     """The fitted models: ``intent`` (area vs one paper), ``answerable``, ``relevant``, ``missing_word`` (is a
     question word the retrieved papers lack the topic the corpus lacks, :class:`Logistic`), and
     ``area_dense_weight``, the cosine's share in an area question's ranking."""
-    data = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
+    data = _fitted()
     out: dict = {name: Logistic.from_dict(data[name]) for name in ("intent", "answerable", "relevant", "missing_word")}
     out["area_dense_weight"] = float(data["area_ranking"]["dense_weight"])
     out["intent_vocab"] = list(data["intent"]["vocab"])
@@ -130,7 +136,7 @@ class Signals:
 def framing_terms() -> frozenset[str]:
     """Stemmed words questions are framed with ("anyone", "paper", "studi", "exist"), learned from the question
     files (benchmarks/fit_decisions.py): not what a question is about, so no coverage counts them."""
-    return frozenset(json.loads(MODEL_FILE.read_text(encoding="utf-8"))["framing_terms"]["terms"])
+    return frozenset(_fitted()["framing_terms"]["terms"])
 
 
 @functools.lru_cache(maxsize=1)
@@ -138,7 +144,7 @@ def gist_terms() -> frozenset[str]:
     """The framing terms users ask what a named paper is with ("tell", "explain", "about", "summaris"), learned
     from summary questions (benchmarks/fit_decisions.py): they ask nothing else of it; other framing terms
     ("score", "report") may."""
-    return frozenset(json.loads(MODEL_FILE.read_text(encoding="utf-8"))["gist_terms"]["terms"])
+    return frozenset(_fitted()["gist_terms"]["terms"])
 
 
 def topical(question: str, framing: frozenset[str] | None = None) -> frozenset[str]:
@@ -224,8 +230,8 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
     held = paper_terms(papers, found.hits[:10])
     # a term the top papers lack weighs by how likely its word carries the topic, so that how a user talks
     # ("papers re X", "X, pls", "anything in the corpus on X?") does not read as a topic the corpus lacks
-    carries = missing_probabilities(retriever, question, qvec, set(qterms) - set().union(*held[:MISSING_DEPTH]), word_model,
-                                   hits[0].paper_id if hits else None)
+    carries = missing_probabilities(retriever, question, qvec, set(qterms) - set().union(*held[:MISSING_DEPTH]),
+                                    word_model, hits[0].paper_id if hits else None)
     weights = ChainMap({t: known.get(t, rarest) * p for t, p in carries.items()}, known)
     ceiling = retriever.bm25_ceiling(question) or 1.0
     top_fused = hits[0].score if hits and hits[0].score > 0 else 1e-9
