@@ -1,5 +1,6 @@
 """Does a missing word's drop *relative to the question's other words* tell a topic the corpus lacks from how a user
-talks? (Measured in session 28, not adopted yet: see docs/decisions.md, "Known misses and next levers".)
+talks? (Measured here in session 28; built into the missing-word model and refitted in session 29, where the
+answerable model did not gain, so not adopted: docs/decisions.md, "Session 29: the missing word's drop".)
 
     python benchmarks/fit_decisions.py --signals-cache benchmarks/.work/signals.json   # once, for the word examples
     python benchmarks/word_drops.py benchmarks/.work/signals.json
