@@ -160,12 +160,11 @@ def _outside(retriever: Retriever) -> set[str]:
 
 
 def _name_terms(retriever: Retriever, paper_id: str, question: str) -> set[str]:
-    """The question's terms that are the paper's name (what is left says what is asked of it)."""
-    from assistant.search.names import paper_names
+    """The question's terms that are the paper's name, and no other paper's (what is left says what is asked of
+    it: "ImageNet", a name many abstracts write, is asked)."""
+    from assistant.search.names import name_words
 
-    p = retriever.papers().get(paper_id)
-    names = {n.lower() for n in paper_names(p)} if p else set()
-    return {t for w in re.findall(r"[\w-]+", question) if w.lower() in names for t in terms(w)}
+    return {t for w in name_words(retriever.index, question, paper_id) for t in terms(w)}
 
 
 def _with_papers(retriever: Retriever, found: Retrieval, paper_ids: list[str]) -> list[Hit]:
@@ -261,19 +260,19 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
 def _asks_little(retriever: Retriever, question: str, named: list[str]) -> bool:
     """Whether a question that names papers asks nothing else of them ("What is Qronos?", "explain trinity"):
     then they lead the hits and what they contribute is the answer."""
-    from assistant.search.decide import gist_terms, missing_probabilities, models
+    from assistant.search.decide import framing_terms, gist_terms, missing_probabilities, models
 
     # the words users ask what a paper is with ("explain", "tell", "about", "summarise") ask nothing else of it
     left = terms(question) - gist_terms() - set().union(*(_name_terms(retriever, pid, question) for pid in named))
     papers = retriever.papers()
     held = set().union(*(terms(f"{papers[pid].title}\n{papers[pid].abstract}") for pid in named if pid in papers))
-    # a term in a tenth of the papers or more frames the question ("paper", "propose", "work"); a rarer one the
-    # paper holds asks something of it
-    common = max(2, len(papers) // 10)
-    if any(retriever.doc_freq(t) < common for t in left & held):
+    # a term the paper holds asks something of it ("training samples", "inference cost"), unless questions are
+    # framed with it (decide.framing_terms: "paper", "studi", "work")
+    if (left & held) - framing_terms():
         return False
-    # a rarer one it lacks asks something else when it carries the question's topic (the missing-word model:
-    # "watermarking" does, "tell me" and "summarise" do not)
+    # a term it lacks, in under a tenth of the papers, asks something else when it carries the question's topic
+    # (the missing-word model: "watermarking" does, "tell me" and "summarise" do not)
+    common = max(2, len(papers) // 10)
     lacked = {t for t in left - held if retriever.doc_freq(t) < common}
     threshold = models()["missing_word"].threshold
     return all(p < threshold for p in missing_probabilities(retriever, question, retriever.embed_query(question),

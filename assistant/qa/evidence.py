@@ -171,11 +171,19 @@ def choose(sentences: list[str], vecs: np.ndarray, score: np.ndarray, count: int
         out |= with_support(first_pick[0])
     best_score = max(score[i] for i in allowed) if out else None
     picked = list(first_pick)
-    while len(out if gist else picked) < count:
+    # a summary's length leaves out the background its first sentence leans on ("To address these challenges,
+    # we propose X"): it comes with that sentence, and counted it would crowd out how X works (docs/decisions.md,
+    # "Session 29")
+    background = out - set(first_pick) if gist else set()
+
+    def length(chosen: set[int]) -> int:
+        return len(chosen - background)
+
+    while (length(out) if gist else len(picked)) < count:
         # a summary's length is ``count`` with what its sentences lean on; an answer to a question quotes the
         # sentence that answers with what it leans on, whatever that costs
         left = [i for i in allowed if i not in (out if gist else picked)
-                and (not gist or not out or len(out | with_support(i)) <= count)]
+                and (not gist or not out or length(out | with_support(i)) <= count)]
         if not left:
             break
         mmr = {i: score[i] - redundancy * max((float(vecs[i] @ vecs[j]) for j in picked), default=0.0) for i in left}

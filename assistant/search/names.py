@@ -99,35 +99,53 @@ def _papers_with_term(index, term: str) -> list[str]:
 
 def named_papers(index, question: str, most: int = 3) -> list[str]:
     """Ids of the papers the question names, in the order it names them (at most ``most``); [] if none."""
-    from assistant.text.terms import stem_terms
-
     papers = index.all_papers()
     found: list[str] = []
     for m in _TOKEN.finditer(question):
-        word = m.group()
-        if len(word) < 3 or not any(c.isalpha() for c in word):
-            continue
-        stems = stem_terms(word)
-        if not stems:
-            continue
-        holders = set.intersection(*(set(_papers_with_term(index, t)) for t in stems))
-        if not holders or len(holders) > 50:  # a field's word, not a paper's name
-            continue
-        as_name = [pid for pid in holders if (p := papers.get(pid)) is not None
-                   and word.lower() in {n.lower() for n in paper_names(p)}]
-        if len(as_name) != 1:
-            continue
-        pid = as_name[0]
-        p = papers[pid]
-        if not _acronym_allowed(word, p):
-            continue
-        exact = word in paper_names(p) and _name_form(word)
-        if len(holders) == 1 or exact and sum(word in paper_names(papers[h]) for h in holders if h in papers) == 1:
-            if pid not in found:
-                found.append(pid)
+        pid = _named_by(index, m.group(), papers)
+        if pid is not None and pid not in found:
+            found.append(pid)
     if not found:
         found = _named_by_run(index, question, papers)
     return found[:most]
+
+
+def name_words(index, question: str, paper_id: str) -> list[str]:
+    """The question's words that are a name of ``paper_id`` and of no other paper ("ImageNet", which many
+    abstracts name, is none of them)."""
+    papers = index.all_papers()
+    return [m.group() for m in _TOKEN.finditer(question)
+            if _name_holder(index, m.group(), papers, shortest=1)[0] == paper_id]
+
+
+def _name_holder(index, word: str, papers: dict, shortest: int = 3) -> tuple[str | None, set[str]]:
+    """The one paper that has the question word as a name, if only one does, and the papers holding the word
+    (a word under ``shortest`` letters has none: "CL" names a paper the question names otherwise, not alone)."""
+    from assistant.text.terms import stem_terms
+
+    if len(word) < shortest or not any(c.isalpha() for c in word):
+        return None, set()
+    stems = stem_terms(word)
+    if not stems:
+        return None, set()
+    holders = set.intersection(*(set(_papers_with_term(index, t)) for t in stems))
+    if not holders or len(holders) > 50:  # a field's word, not a paper's name
+        return None, holders
+    as_name = [pid for pid in holders if (p := papers.get(pid)) is not None
+               and word.lower() in {n.lower() for n in paper_names(p)}]
+    return (as_name[0] if len(as_name) == 1 else None), holders
+
+
+def _named_by(index, word: str, papers: dict) -> str | None:
+    """The one paper a question word names: the only one with it as a name, and the only one holding the word at
+    all, or the only one writing it as the question does (an acronym that is an English word in capitals)."""
+    pid, holders = _name_holder(index, word, papers)
+    if pid is None or not _acronym_allowed(word, papers[pid]):
+        return None
+    exact = word in paper_names(papers[pid]) and _name_form(word)
+    if len(holders) == 1 or exact and sum(word in paper_names(papers[h]) for h in holders if h in papers) == 1:
+        return pid
+    return None
 
 
 def _acronym_allowed(word: str, paper) -> bool:
