@@ -413,11 +413,14 @@ def main() -> int:
     answerable = fit_answerable(ans)
     relevant = fit_relevant(ans)
     area_ranking = fit_area_ranking(rows)
+    from assistant.search import background
+
     provenance = {"fitted_on": [f"{f.parent.name}/{f.name}" for f in files] + ["data/which_labels.jsonl (intent)"],
                   "corpus": "bundled ICLR 2026 abstracts (95); corpora/<slice>_questions.jsonl over the "
                             "300-paper arXiv slice benchmarks/data/corpora/<slice>.jsonl",
                   "script": "benchmarks/fit_decisions.py", "date": time.strftime("%Y-%m-%d"),
-                  "cross_validation": "leave one file out"}
+                  "cross_validation": "leave one file out",
+                  "field_counts": background.provenance() | {"vocabulary_share": background.VOCABULARY_SHARE}}
     out = {"provenance": provenance, "intent": intent, "answerable": answerable,
            "framing_terms": {"terms": framing_list, "rule": f"in >= {FRAMING_MIN_QUESTIONS} questions of >= 3 files, "
                                                             f"in their gold papers for < {FRAMING_MAX_GOLD:.0%} of them"},

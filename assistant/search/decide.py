@@ -26,7 +26,7 @@ MODEL_FILE = Path(__file__).resolve().parents[1] / "data" / "decisions.json"
 #: The question-level signals the answerability model reads, in order.
 QUESTION_SIGNALS = ("top_cos", "best3_cos", "standout", "coverage", "top_coverage", "unknown_share", "bm25_share",
                     "gap", "sentence_cos", "log_terms", "area", "missing_rare", "scatter", "pairs", "sentence_coverage", "ablate_gain",
-                    "missing_topic")
+                    "missing_topic", "field_pair", "field_pair_parts", "field_term")
 #: A question term the top MISSING_DEPTH papers all lack is read by the missing-word model (3: chosen by the
 #: cross-validated cost of the answerable model over 1, 3 and 10, see docs/decisions.md).
 MISSING_DEPTH = 3
@@ -108,11 +108,17 @@ def coverage(weights: dict[str, float], qterms: set[str], text_terms: set[str], 
     return sum(weights.get(t, rarest) for t in qterms & text_terms) / total if total else 0.0
 
 
+@functools.lru_cache(maxsize=2048)
+def text_sequence(text: str) -> tuple[str, ...]:
+    """A paper's stemmed terms in order (cached: the same abstracts are read for question after question)."""
+    return tuple(stem_sequence(text))
+
+
 def pair_share(qpairs: set[tuple[str, str]], paper) -> float:
     """The share of the question's adjacent term pairs ("speculative decoding") the paper has adjacent too."""
     if not qpairs or paper is None:
         return 0.0
-    seq = stem_sequence(f"{paper.title}. {paper.abstract}")
+    seq = text_sequence(f"{paper.title}. {paper.abstract}")
     have = set(zip(seq, seq[1:])) | set(zip(seq[1:], seq))
     return len(qpairs & have) / len(qpairs)
 
@@ -202,6 +208,27 @@ def missing_words(question: str, missing: set[str]) -> dict[str, list[str]]:
     return out
 
 
+def field_signals(question: str, papers: list, framing: frozenset[str]) -> dict[str, float]:
+    """How often ML writing in general (:mod:`.background`) writes what the top papers lack: the question's
+    adjacent term pairs none of ``papers`` writes adjacent (log count of the most written one; also among pairs
+    whose two terms the papers do hold apart, a combination of things the corpus has in parts), and its terms none
+    of them holds. "Speculative decoding" is written often and names a topic; a user's own wording of what a paper
+    says ("heart-signal models") is not; a pair the whole field writes ("large language") is not a topic either."""
+    from assistant.search.background import is_vocabulary, pair_count, term_count
+
+    seqs = [text_sequence(f"{p.title}. {p.abstract}") for p in papers if p is not None]
+    have = set().union(*(set(zip(x, x[1:])) | set(zip(x[1:], x)) for x in seqs)) if seqs else set()
+    held = set().union(*(set(x) for x in seqs)) if seqs else set()
+    q = stem_sequence(question)
+    lacked = {(a, b): pair_count(a, b) for a, b in zip(q, q[1:]) if a != b and a not in framing
+              and b not in framing and (a, b) not in have}
+    lacked = {pair: n for pair, n in lacked.items() if not is_vocabulary(n)}  # "large language" names no topic
+    return {"field_pair": max((math.log1p(n) for n in lacked.values()), default=0.0),
+            "field_pair_parts": max((math.log1p(n) for (a, b), n in lacked.items() if a in held and b in held),
+                                    default=0.0),
+            "field_term": max((math.log1p(term_count(t)) for t in set(q) - framing - held), default=0.0)}
+
+
 def paper_terms(papers: dict, hits) -> list[frozenset[str]]:
     """The terms of each hit's paper (title and abstract), in hit order."""
     return [terms(f"{p.title}\n{p.abstract}") if (p := papers.get(h.paper_id)) else frozenset() for h in hits]
@@ -267,6 +294,9 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
          "missing_rare": missing / rarest, "pairs": max((r["pairs"] for r in rows[:3]), default=0.0),
          "sentence_coverage": first["sentence_coverage"], "scatter": union - max((r["coverage"] for r in rows[:3]), default=0.0),
          "missing_topic": max(carries.values(), default=0.0)}
+    q.update(field_signals(question, [papers.get(h.paper_id) for h in hits[:3]],
+                           framing_terms() if framing is None else framing) if not papers_only
+             else dict.fromkeys(("field_pair", "field_pair_parts", "field_term"), 0.0))
     # one more embedding and dense pass: only when the question's signals are read, not the papers' alone
     q["ablate_gain"] = ablate_gain(retriever, question, hits[0].paper_id, first["cos"], qterms, held[0], known,
                                    rarest) if hits and not papers_only else 0.0

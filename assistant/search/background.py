@@ -1,0 +1,68 @@
+"""What machine-learning writing in general says: how many of ~18,000 arXiv ML abstracts hold a stemmed term or an
+adjacent pair of terms ("specul decod"). A question pair the retrieved papers lack but the field writes often names
+a topic the corpus lacks ("speculative decoding" against a corpus on LLM inference); a pair the field never writes
+is more likely the user's own wording of what a paper says in other words.
+
+The counts are package data (``assistant/data/background.npz``, built by ``benchmarks/build_background.py`` with
+its provenance): hashed keys, so a lookup is a binary search and loading is a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "background.npz"
+#: A pair more than this share of the field's abstracts write ("large language", "neural network") is the field's
+#: own vocabulary, not a topic (0.05: chosen leave one file out over 0.05, 0.10 and none; docs/decisions.md).
+VOCABULARY_SHARE = 0.05
+
+
+def key(text: str) -> int:
+    """A term's or pair's ("a b") stable 64-bit key."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+@functools.lru_cache(maxsize=1)
+def _tables() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    if not DATA_FILE.exists():  # a checkout without the data: the field says nothing
+        empty = (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint32))
+        return {"terms": empty, "pairs": empty}
+    with np.load(DATA_FILE) as z:
+        return {"terms": (z["term_keys"], z["term_counts"]), "pairs": (z["pair_keys"], z["pair_counts"])}
+
+
+def is_vocabulary(count: int) -> bool:
+    """Whether a pair written by ``count`` abstracts is the field's own vocabulary (:data:`VOCABULARY_SHARE`)."""
+    return count >= VOCABULARY_SHARE * provenance().get("abstracts", float("inf"))
+
+
+def _count(table: str, text: str) -> int:
+    keys, counts = _tables()[table]
+    k = np.uint64(key(text))
+    i = int(np.searchsorted(keys, k))
+    return int(counts[i]) if i < len(keys) and keys[i] == k else 0
+
+
+def term_count(term: str) -> int:
+    """How many background abstracts hold the stemmed term (0 under the stored minimum)."""
+    return _count("terms", term)
+
+
+def pair_count(a: str, b: str) -> int:
+    """How many background abstracts write the stemmed terms next to each other, in either order."""
+    return _count("pairs", f"{a} {b}") + (_count("pairs", f"{b} {a}") if a != b else 0)
+
+
+@functools.lru_cache(maxsize=1)
+def provenance() -> dict:
+    """Where the counts come from (source, abstracts read, slices left out, minimum count kept)."""
+    import json
+
+    if not DATA_FILE.exists():
+        return {}
+    with np.load(DATA_FILE) as z:
+        return json.loads(str(z["provenance"]))
