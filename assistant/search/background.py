@@ -27,12 +27,16 @@ def key(text: str) -> int:
 
 
 @functools.lru_cache(maxsize=1)
-def _tables() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def _tables() -> dict:
+    """The data file's two tables (sorted keys, counts) and its provenance, read once."""
+    import json
+
     if not DATA_FILE.exists():  # a checkout without the data: the field says nothing
         empty = (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint32))
-        return {"terms": empty, "pairs": empty}
+        return {"terms": empty, "pairs": empty, "provenance": {}}
     with np.load(DATA_FILE) as z:
-        return {"terms": (z["term_keys"], z["term_counts"]), "pairs": (z["pair_keys"], z["pair_counts"])}
+        return {"terms": (z["term_keys"], z["term_counts"]), "pairs": (z["pair_keys"], z["pair_counts"]),
+                "provenance": json.loads(str(z["provenance"]))}
 
 
 def is_vocabulary(count: int) -> bool:
@@ -57,12 +61,6 @@ def pair_count(a: str, b: str) -> int:
     return _count("pairs", f"{a} {b}") + (_count("pairs", f"{b} {a}") if a != b else 0)
 
 
-@functools.lru_cache(maxsize=1)
 def provenance() -> dict:
     """Where the counts come from (source, abstracts read, slices left out, minimum count kept)."""
-    import json
-
-    if not DATA_FILE.exists():
-        return {}
-    with np.load(DATA_FILE) as z:
-        return json.loads(str(z["provenance"]))
+    return _tables()["provenance"]

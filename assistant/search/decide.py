@@ -23,10 +23,12 @@ from assistant.text.terms import stem_sequence
 
 MODEL_FILE = Path(__file__).resolve().parents[1] / "data" / "decisions.json"
 
+#: What ML writing in general says of what the top papers lack (:func:`field_signals`).
+FIELD_SIGNALS = ("field_pair", "field_pair_parts", "field_term")
 #: The question-level signals the answerability model reads, in order.
 QUESTION_SIGNALS = ("top_cos", "best3_cos", "standout", "coverage", "top_coverage", "unknown_share", "bm25_share",
                     "gap", "sentence_cos", "log_terms", "area", "missing_rare", "scatter", "pairs", "sentence_coverage", "ablate_gain",
-                    "missing_topic", "field_pair", "field_pair_parts", "field_term")
+                    "missing_topic") + FIELD_SIGNALS
 #: A question term the top MISSING_DEPTH papers all lack is read by the missing-word model (3: chosen by the
 #: cross-validated cost of the answerable model over 1, 3 and 10, see docs/decisions.md).
 MISSING_DEPTH = 3
@@ -296,7 +298,7 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
          "missing_topic": max(carries.values(), default=0.0)}
     q.update(field_signals(question, [papers.get(h.paper_id) for h in hits[:3]],
                            framing_terms() if framing is None else framing) if not papers_only
-             else dict.fromkeys(("field_pair", "field_pair_parts", "field_term"), 0.0))
+             else dict.fromkeys(FIELD_SIGNALS, 0.0))
     # one more embedding and dense pass: only when the question's signals are read, not the papers' alone
     q["ablate_gain"] = ablate_gain(retriever, question, hits[0].paper_id, first["cos"], qterms, held[0], known,
                                    rarest) if hits and not papers_only else 0.0

@@ -119,8 +119,9 @@ def name_words(index, question: str, paper_id: str) -> list[str]:
 
 
 def _name_holder(index, word: str, papers: dict, shortest: int = 3) -> tuple[str | None, set[str]]:
-    """The one paper that has the question word as a name, if only one does, and the papers holding the word
-    (a word under ``shortest`` letters has none: "CL" names a paper the question names otherwise, not alone)."""
+    """The one paper that has the question word as a name, if only one does, and the papers holding the word.
+    A word under ``shortest`` letters has none: naming a paper takes 3 (too many fields' acronyms are two
+    letters), but once a paper is named its two-letter acronym ("CL") is still its name, not something asked."""
     from assistant.text.terms import stem_terms
 
     if len(word) < shortest or not any(c.isalpha() for c in word):
