@@ -7,7 +7,8 @@ the plain dense cosine (MiniLM, best chunk per paper) as a reference.
 
 Sets: heldout_iclr.jsonl, casual_heldout.jsonl, mixed_heldout.jsonl and iclr_fresh.jsonl over the bundled 95 papers;
 arxiv300_questions.jsonl over arxiv300.jsonl, 300 papers drawn from ../shared/corpus/arxiv-ml with random.Random(300),
-and arxiv300b_questions.jsonl over arxiv300b.jsonl, 300 others (see data/heldout/README.md). Writes benchmarks/results/heldout.json, keeping the
+arxiv300b_questions.jsonl over arxiv300b.jsonl and arxiv300c_questions.jsonl over arxiv300c.jsonl, 300 others each
+(see data/heldout/README.md). Writes benchmarks/results/heldout.json, keeping the
 runs recorded under other labels (the first run is kept as "first_run").
 """
 
@@ -106,6 +107,10 @@ def main() -> int:
                                                 bundled_index(args.work / "iclr95", **overrides)),
         "arxiv300b": lambda: score(DATA / "arxiv300b_questions.jsonl",
                                    arxiv300_index(args.work, "arxiv300b", **overrides)),
+        # added 2026-12-03 (session 30), written before that session's changes; its first run is the label
+        # arxiv300c_first_run_2026_12_03 (code a5890fd)
+        "arxiv300c": lambda: score(DATA / "arxiv300c_questions.jsonl",
+                                   arxiv300_index(args.work, "arxiv300c", **overrides)),
     }
     results = {name: run() for name, run in sets.items()
                if not args.sets or any(name.startswith(s) for s in args.sets)}
