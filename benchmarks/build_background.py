@@ -1,5 +1,5 @@
-"""Build assistant/data/background.npz: how many arXiv ML abstracts hold each stemmed term and each adjacent pair
-of terms (assistant/search/background.py), kept where at least MIN_COUNT do.
+"""Build assistant/data/background.npz: how many arXiv ML abstracts hold each stemmed term, each adjacent pair and
+each adjacent triple of terms (assistant/search/background.py), kept where at least MIN_COUNT do.
 
     python benchmarks/build_background.py [--source ../shared/corpus/arxiv-ml/papers.jsonl]
 
@@ -42,6 +42,7 @@ def main() -> int:
     left_out = slice_ids()
     terms: dict[str, int] = {}
     pairs: dict[str, int] = {}
+    triples: dict[str, int] = {}
     read = 0
     for line in args.source.read_text(encoding="utf-8").splitlines():
         if not line.strip():
@@ -55,6 +56,8 @@ def main() -> int:
             terms[t] = terms.get(t, 0) + 1
         for a, b in set(zip(seq, seq[1:])):
             pairs[f"{a} {b}"] = pairs.get(f"{a} {b}", 0) + 1
+        for a, b, c in set(zip(seq, seq[1:], seq[2:])):
+            triples[f"{a} {b} {c}"] = triples.get(f"{a} {b} {c}", 0) + 1
 
     def table(counts: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
         kept = sorted((key(t), c) for t, c in counts.items() if c >= MIN_COUNT)
@@ -62,14 +65,16 @@ def main() -> int:
 
     term_keys, term_counts = table(terms)
     pair_keys, pair_counts = table(pairs)
+    triple_keys, triple_counts = table(triples)
     provenance = {"source": "../shared/corpus/arxiv-ml/papers.jsonl (arXiv ML abstracts with titles)",
                   "abstracts": read, "left_out": f"{len(left_out)} abstracts of the benchmark slices",
-                  "min_count": MIN_COUNT, "terms": len(term_keys), "pairs": len(pair_keys),
+                  "min_count": MIN_COUNT, "terms": len(term_keys), "pairs": len(pair_keys), "triples": len(triple_keys),
                   "text": "title. abstract, stemmed as assistant.text.terms.stem_sequence",
                   "built_by": "benchmarks/build_background.py"}
     np.savez_compressed(OUT, term_keys=term_keys, term_counts=term_counts, pair_keys=pair_keys,
-                        pair_counts=pair_counts, provenance=np.array(json.dumps(provenance)))
-    print(f"{read} abstracts ({len(left_out)} left out): {len(term_keys)} terms, {len(pair_keys)} pairs -> {OUT} "
+                        pair_counts=pair_counts, triple_keys=triple_keys, triple_counts=triple_counts, provenance=np.array(json.dumps(provenance)))
+    print(f"{read} abstracts ({len(left_out)} left out): {len(term_keys)} terms, {len(pair_keys)} pairs, "
+          f"{len(triple_keys)} triples -> {OUT} "
           f"({OUT.stat().st_size / 1e6:.1f} MB)")
     return 0
 

@@ -2,8 +2,8 @@
 
 from types import SimpleNamespace
 
-from assistant.search.background import DATA_FILE, pair_count, provenance, term_count
-from assistant.search.decide import QUESTION_SIGNALS, field_signals, framing_terms, models
+from assistant.search.background import DATA_FILE, collocation, pair_count, provenance, term_count, triple_count
+from assistant.search.decide import FIELD_SIGNALS, QUESTION_SIGNALS, field_signals, framing_terms, models
 from assistant.text.terms import stem_sequence
 
 
@@ -20,6 +20,15 @@ def test_a_topic_the_field_writes_is_known_and_a_users_own_wording_is_not():
     assert pair_count(*stem_sequence("zqxv wvutr")) == 0 and term_count("zqxv") == 0
 
 
+def test_a_named_technique_is_a_written_triple_and_a_bound_pair():
+    assert triple_count(*stem_sequence("neural architecture search")) > 3
+    assert triple_count(*stem_sequence("architecture neural search")) == 0  # in the order written
+    decoding = stem_sequence("speculative decoding")
+    vision = stem_sequence("efficient vision")
+    assert collocation(*decoding, pair_count(*decoding)) > 1 > 0 > collocation(*vision, pair_count(*vision))
+    assert collocation(*stem_sequence("heartbeat gadgets"), 0) == 0.0
+
+
 def test_a_written_pair_the_top_papers_lack_reads_as_a_topic_and_one_they_write_does_not():
     question = "Is there work on speculative decoding for faster LLM inference?"
     near = SimpleNamespace(title="Faster LLM inference", abstract="We cut LLM inference latency with quantized kernels.")
@@ -27,8 +36,17 @@ def test_a_written_pair_the_top_papers_lack_reads_as_a_topic_and_one_they_write_
     lacked = field_signals(question, [near], framing_terms())
     held = field_signals(question, [near, has_it], framing_terms())
     assert lacked["field_pair"] > held["field_pair"]
+    assert lacked["field_collocation"] > held["field_collocation"] == 0.0
+
+
+def test_a_written_triple_the_top_papers_lack_reads_as_a_topic():
+    question = "Which paper uses neural architecture search to find vision transformers?"
+    near = SimpleNamespace(title="ViT", abstract="A neural network architecture; we search over vision transformers.")
+    has_it = SimpleNamespace(title="NAS", abstract="We speed up neural architecture search with weight sharing.")
+    assert field_signals(question, [near], framing_terms())["field_triple"] > 1.0
+    assert field_signals(question, [near, has_it], framing_terms())["field_triple"] == 0.0
 
 
 def test_the_answerable_model_reads_the_field_signals():
     m = models()["answerable"]
-    assert {"field_pair", "field_pair_parts", "field_term"} <= set(m.names) and m.names == QUESTION_SIGNALS
+    assert set(FIELD_SIGNALS) <= set(m.names) and m.names == QUESTION_SIGNALS

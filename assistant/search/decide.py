@@ -24,7 +24,7 @@ from assistant.text.terms import stem_sequence
 MODEL_FILE = Path(__file__).resolve().parents[1] / "data" / "decisions.json"
 
 #: What ML writing in general says of what the top papers lack (:func:`field_signals`).
-FIELD_SIGNALS = ("field_pair", "field_pair_parts", "field_term")
+FIELD_SIGNALS = ("field_pair", "field_pair_parts", "field_term", "field_triple", "field_collocation")
 #: The question-level signals the answerability model reads, in order.
 QUESTION_SIGNALS = ("top_cos", "best3_cos", "standout", "coverage", "top_coverage", "unknown_share", "bm25_share",
                     "gap", "sentence_cos", "log_terms", "area", "missing_rare", "scatter", "pairs", "sentence_coverage", "ablate_gain",
@@ -213,22 +213,30 @@ def missing_words(question: str, missing: set[str]) -> dict[str, list[str]]:
 def field_signals(question: str, papers: list, framing: frozenset[str]) -> dict[str, float]:
     """How often ML writing in general (:mod:`.background`) writes what the top papers lack: the question's
     adjacent term pairs none of ``papers`` writes adjacent (log count of the most written one; also among pairs
-    whose two terms the papers do hold apart, a combination of things the corpus has in parts), and its terms none
-    of them holds. "Speculative decoding" is written often and names a topic; a user's own wording of what a paper
-    says ("heart-signal models") is not; a pair the whole field writes ("large language") is not a topic either."""
-    from assistant.search.background import is_vocabulary, pair_count, term_count
+    whose two terms the papers do hold apart, a combination of things the corpus has in parts), its terms none
+    of them holds, its adjacent triples none of them writes, and how tightly the field binds a lacked pair (log
+    count times its pointwise mutual information). "Speculative decoding" is written often and names a topic; a
+    user's own wording of what a paper says ("heart-signal models") is not; a pair the whole field writes ("large
+    language") is not a topic either."""
+    from assistant.search.background import collocation, is_vocabulary, pair_count, term_count, triple_count
 
     seqs = [text_sequence(f"{p.title}. {p.abstract}") for p in papers if p is not None]
     have = set().union(*(set(zip(x, x[1:])) | set(zip(x[1:], x)) for x in seqs)) if seqs else set()
+    have3 = set().union(*(set(zip(x, x[1:], x[2:])) for x in seqs)) if seqs else set()
     held = set().union(*(set(x) for x in seqs)) if seqs else set()
     q = stem_sequence(question)
     lacked = {(a, b): pair_count(a, b) for a, b in zip(q, q[1:]) if a != b and a not in framing
               and b not in framing and (a, b) not in have}
     lacked = {pair: n for pair, n in lacked.items() if not is_vocabulary(n)}  # "large language" names no topic
+    triples = {t: triple_count(*t) for t in zip(q, q[1:], q[2:]) if not set(t) & framing and t not in have3}
+    triples = {t: n for t, n in triples.items() if not is_vocabulary(n)}  # "large language model" neither
     return {"field_pair": max((math.log1p(n) for n in lacked.values()), default=0.0),
             "field_pair_parts": max((math.log1p(n) for (a, b), n in lacked.items() if a in held and b in held),
                                     default=0.0),
-            "field_term": max((math.log1p(term_count(t)) for t in set(q) - framing - held), default=0.0)}
+            "field_term": max((math.log1p(term_count(t)) for t in set(q) - framing - held), default=0.0),
+            "field_triple": max((math.log1p(n) for n in triples.values()), default=0.0),
+            "field_collocation": max((math.log1p(n) * max(0.0, collocation(a, b, n)) for (a, b), n in lacked.items()),
+                                     default=0.0)}
 
 
 def paper_terms(papers: dict, hits) -> list[frozenset[str]]:
