@@ -113,6 +113,24 @@ def test_a_name_typed_in_lower_case_still_names_its_paper(retriever):
         == ["002_20c6bded0bdf1017#19"]
 
 
+def test_an_acronym_that_is_an_english_word_names_its_paper_when_it_is_all_the_question_asks(retriever):
+    """"how does spiral work?": SPIRAL is the only paper with the word, and the question asks about nothing else.
+    "how do spiral galaxies form?" asks about galaxies too: no name, the answerable model decides. The same for a
+    two-letter acronym ("How does CL work?"), which otherwise never names a paper."""
+    from assistant.qa.answer import answer_question
+    from assistant.search.names import named_papers
+
+    spiral = "001_920fbba894271a85#11"
+    assert named_papers(retriever.index, "how does spiral work?") == [spiral]
+    assert named_papers(retriever.index, "how do spiral galaxies form?") == []
+    # two letters name a paper only so: the only paper holding "CL", and the question asks nothing else
+    assert named_papers(retriever.index, "How does CL work?") == ["001_920fbba894271a85#17"]
+    assert named_papers(retriever.index, "what is RL?") == []  # many papers' word
+    answer = answer_question(retriever, "how does spiral work?")
+    assert answer.answerable and answer.citations[0].paper_id == spiral
+    assert "self-play" in answer.text
+
+
 def test_typos_are_mended_from_the_words_of_the_papers_found(retriever):
     """Typos pulled cosines under the gate ("TpooFormer ... sequnece": 0.37 against 0.54 as spelt)."""
     found = retriever.search("How does TpooFormer turn a graph into a sequnece?", k=5)

@@ -4,8 +4,10 @@ A name is how the paper writes it: with a capital after its first letter ("Water
 digit ("GPT4o"), or capitalised inside a sentence ("we present Trinity, ..."). A question names the paper when one
 of its words is such a name of exactly one paper and either no other paper has the word at all, in any case
 ("qronos", "Explain Trinity"), or the question writes it exactly as the paper does ("ASIDE?" where other papers say
-"aside"). A run of two or more capitalised words ("the Synthetic Bootstrapped Pretraining paper") names the one
-paper that has the run. Nothing here knows English phrasing: "What is X?", "X?", "explain x" all name X.
+"aside"). An acronym that is also an English word ("SPIRAL") names its paper in lower case only when it is all the
+question asks about ("how does spiral work?", not "how do spiral galaxies form?"). A run of two or more capitalised
+words ("the Synthetic Bootstrapped Pretraining paper") names the one paper that has the run. Nothing here knows
+English phrasing: "What is X?", "X?", "explain x" all name X.
 """
 
 from __future__ import annotations
@@ -100,9 +102,10 @@ def _papers_with_term(index, term: str) -> list[str]:
 def named_papers(index, question: str, most: int = 3) -> list[str]:
     """Ids of the papers the question names, in the order it names them (at most ``most``); [] if none."""
     papers = index.all_papers()
+    asked = _topical(question)
     found: list[str] = []
     for m in _TOKEN.finditer(question):
-        pid = _named_by(index, m.group(), papers)
+        pid = _named_by(index, m.group(), papers, alone=_asks_only(asked, m.group()))
         if pid is not None and pid not in found:
             found.append(pid)
     if not found:
@@ -137,14 +140,19 @@ def _name_holder(index, word: str, papers: dict, shortest: int = 3) -> tuple[str
     return (as_name[0] if len(as_name) == 1 else None), holders
 
 
-def _named_by(index, word: str, papers: dict) -> str | None:
+def _named_by(index, word: str, papers: dict, alone: bool = False) -> str | None:
     """The one paper a question word names: the only one with it as a name, and the only one holding the word at
-    all, or the only one writing it as the question does (an acronym that is an English word in capitals)."""
-    pid, holders = _name_holder(index, word, papers)
-    if pid is None or not _acronym_allowed(word, papers[pid]):
+    all, or the only one writing it as the question does (an acronym that is an English word in capitals).
+    ``alone``: the word is all the question asks about ("how does spiral work?", "How does CL work?"), so an acronym
+    that is an English word, or of two letters, names the one paper holding it."""
+    pid, holders = _name_holder(index, word, papers, shortest=2 if alone else 3)
+    only_holder = len(holders) == 1
+    if pid is None or len(word) < 3 and not only_holder:  # two letters: only the one paper holding them
+        return None
+    if not (_acronym_allowed(word, papers[pid]) or alone and only_holder):
         return None
     exact = word in paper_names(papers[pid]) and _name_form(word)
-    if len(holders) == 1 or exact and sum(word in paper_names(papers[h]) for h in holders if h in papers) == 1:
+    if only_holder or exact and sum(word in paper_names(papers[h]) for h in holders if h in papers) == 1:
         return pid
     return None
 
@@ -154,6 +162,24 @@ def _acronym_allowed(word: str, paper) -> bool:
     in capitals too: "when do two values clash?" names nothing."""
     forms = {n for n in paper_names(paper) if n.lower() == word.lower()}
     return not any(f.isupper() for f in forms) or word.lower() not in _english_words() or word.isupper()
+
+
+def _topical(question: str) -> set[str]:
+    """The question's stemmed terms without how questions are framed ("how does ... work", "what is", "explain";
+    :func:`.decide.framing_terms` and :func:`.decide.gist_terms`)."""
+    from assistant.search.decide import framing_terms, gist_terms
+    from assistant.text.terms import stem_terms
+
+    return set(stem_terms(question)) - framing_terms() - gist_terms()
+
+
+def _asks_only(topical: set[str], word: str) -> bool:
+    """Whether the word is all the question (its :func:`_topical` terms) asks about: "how does spiral work?", not
+    "when do two values clash?", which asks about values."""
+    from assistant.text.terms import stem_terms
+
+    own = set(stem_terms(word))
+    return bool(own) and not topical - own
 
 
 @functools.lru_cache(maxsize=1)
