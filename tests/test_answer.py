@@ -181,6 +181,22 @@ def test_redundant_sentences_are_not_quoted_twice_over():
     assert choose(sentences, vecs, np.array([0.9, 0.8, 0.7]), count=2, redundancy=0.0, keep=0.05).indices == [0, 1]
 
 
+def test_a_summary_opens_where_the_authors_speak_when_no_sentence_says_we_propose():
+    """An abstract that never writes "we propose/introduce/..." ("We address this challenge with LogitProd"): its
+    summary starts there, not on the field's background."""
+    import numpy as np
+
+    from assistant.qa.evidence import choose, summary_scores
+
+    sentences = ["Pathology foundation models have become central to computational histopathology.",
+                 "Their rapid proliferation creates a model-selection bottleneck.",
+                 "We address this challenge with a lightweight model fusion strategy, LogitProd, that combines them.",
+                 "LogitProd improves balanced accuracy by 3 points over the best single model."]
+    vecs = np.eye(4)
+    picked = choose(sentences, vecs, summary_scores(4), count=2, redundancy=0.05, keep=0.1, gist=True)
+    assert picked.indices == [2, 3] and picked.lead == 2
+
+
 def test_a_sentence_that_leans_on_the_one_before_is_quoted_with_it(retriever):
     from assistant.qa.evidence import leans_on_previous
 

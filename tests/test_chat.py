@@ -78,6 +78,16 @@ def test_an_offline_followup_asking_two_things_quotes_both_answers(conversation)
     assert ans.citations[0].paper_id == ans.retrieved[0].paper_id and "0.55" in ans.text
 
 
+def test_an_offline_followup_on_one_paper_answers_its_own_question_not_the_first_turns_framing(conversation):
+    """"Has anyone made X work ...?" reads as an area question; the follow-up on the one paper found asks a detail,
+    and gets the sentences that answer it, not the abstract's opening background as a summary."""
+    conversation.ask("Has anyone made grammar-constrained decoding work for diffusion language models?")
+    ans = conversation.ask("What more general problem do they reduce it to, and on which applications did they "
+                           "evaluate it?")
+    assert [c.paper_id for c in ans.citations] == ["001_920fbba894271a85#18"]
+    assert "additive infilling" in ans.text and "C++ code infilling" in ans.text
+
+
 def test_a_question_that_names_its_own_paper_or_says_it_is_new_starts_afresh(conversation):
     """"Different question: is there a paper on X? What does it find?": "it" is the new paper, not the one talked
     about (combined with the previous question and paper, every such switch cited the old paper first)."""

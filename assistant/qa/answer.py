@@ -240,7 +240,8 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
         sources = citable(retrieval, one_paper=one_paper)
         sent = dc_replace(retrieval, hits=[dc_replace(h, rank=n) for n, h in enumerate(sources, 1)])
         # what each paper contributes, when that is what is asked: an area's papers, a named paper asked nothing else
-        gist = gist or retrieval.intent == "area" or bool(retrieval.named) and _asks_little(
+        # (a follow-up on one paper asks its own question, whatever the earlier turn it is retrieved with asked)
+        gist = gist or retrieval.intent == "area" and not one_paper or bool(retrieval.named) and _asks_little(
             retriever, question, retrieval.named)
         if mode == "llm":
             answer = llm_answer(retriever, typed, sent, settings, on_token)

@@ -31,6 +31,10 @@ _LEANS = re.compile(r"^\W*(?:this|these|those|such|it|its|they|their|there|final
                     r"additionally|in addition|however|also|thus|hence|therefore|then|second(?:ly)?|third(?:ly)?|"
                     r"lastly|besides|to (?:address|tackle|overcome|this end)|building on|based on (?:this|these))\b",
                     re.I)
+#: A sentence whose subject is the paper or its authors ("We address this challenge with LogitProd, ..."): where a
+#: summary starts when no sentence says what the paper contributes in CONTRIBUTION_RE's words (201 of 1,595 abstracts
+#: of the bundled corpus and the arXiv training slices).
+_BY_THE_AUTHORS = re.compile(r"\b(?:we|this paper|this work)\s+\w", re.I)
 #: A contribution sentence that introduces what the paper is (not what it finds): where a summary starts.
 _INTRODUCES = re.compile(_BY_THE_PAPER + "(?:" + _INTRODUCING + ")", re.I)
 #: Where the code or data is: quoted only when the question asks for a link.
@@ -154,6 +158,8 @@ def choose(sentences: list[str], vecs: np.ndarray, score: np.ndarray, count: int
         allowed = list(range(len(sentences)))
     contributions = [i for i in allowed if CONTRIBUTION_RE.search(sentences[i])] if gist else []
     introducing = [i for i in contributions if _INTRODUCES.search(sentences[i])]
+    if gist and not contributions:  # else a summary would open on the background ("LLMs have shown ...")
+        contributions = introducing = [i for i in allowed if _BY_THE_AUTHORS.search(sentences[i])]
     if introducing:
         allowed = [i for i in allowed if i >= introducing[0]]
     out: set[int] = set()
