@@ -7,7 +7,8 @@ the plain dense cosine (MiniLM, best chunk per paper) as a reference.
 
 Sets: heldout_iclr.jsonl, casual_heldout.jsonl, mixed_heldout.jsonl and iclr_fresh.jsonl over the bundled 95 papers;
 arxiv300_questions.jsonl over arxiv300.jsonl, 300 papers drawn from ../shared/corpus/arxiv-ml with random.Random(300),
-arxiv300b_questions.jsonl over arxiv300b.jsonl and arxiv300c_questions.jsonl over arxiv300c.jsonl, 300 others each
+arxiv300b_questions.jsonl over arxiv300b.jsonl, arxiv300c_questions.jsonl over arxiv300c.jsonl and
+arxiv300d_questions.jsonl over arxiv300d.jsonl, 300 others each
 (see data/heldout/README.md). Writes benchmarks/results/heldout.json, keeping the
 runs recorded under other labels (the first run is kept as "first_run").
 """
@@ -111,6 +112,10 @@ def main() -> int:
         # arxiv300c_first_run_2026_12_03 (code a5890fd)
         "arxiv300c": lambda: score(DATA / "arxiv300c_questions.jsonl",
                                    arxiv300_index(args.work, "arxiv300c", **overrides)),
+        # added 2026-12-03 (session 31), written before that session's changes; its first run is the label
+        # arxiv300d_first_run_2026_12_03 (code be79d84)
+        "arxiv300d": lambda: score(DATA / "arxiv300d_questions.jsonl",
+                                   arxiv300_index(args.work, "arxiv300d", **overrides)),
     }
     results = {name: run() for name, run in sets.items()
                if not args.sets or any(name.startswith(s) for s in args.sets)}
