@@ -266,3 +266,43 @@ def test_a_word_the_papers_lack_is_scored_by_whether_it_carries_the_topic(retrie
     assert carries["specul"] > 0.6 > carries["hey"]
     # and the question stays an absent topic: the casual words do not carry it to a near paper
     assert not answer_question(retriever, question).answerable
+
+
+@pytest.fixture(scope="module")
+def titled(tmp_path_factory):
+    """Eight arXiv papers with their own titles (four on diffusion for images, four on speech)."""
+    from pathlib import Path
+
+    from assistant.store.ingest import ingest
+    from assistant.text.corpus import load_papers
+
+    settings = Settings(index_dir=tmp_path_factory.mktemp("titled") / "index")
+    papers, _ = load_papers([Path(__file__).parent / "fixtures" / "titled.jsonl"])
+    ingest(papers, settings)
+    return Retriever(Index(settings))
+
+
+def test_an_answer_names_each_paper_by_its_own_title_then_quotes_it(titled):
+    """"Which papers ...?" is answered with which papers: each paper's first line opens with its title (an area
+    answer of the bundled corpus, whose titles are derived from the abstract, quotes sentences only: above)."""
+    ans = answer_question(titled, "what work exists on diffusion models for images?")
+    assert ans.answerable and len(ans.citations) >= 2
+    papers = titled.index.all_papers()
+    named = set()
+    for line, n in _quoted_lines(ans):
+        paper = papers[ans.sources[n - 1].paper_id]
+        title, _, sentence = line.partition(" — ") if line.startswith(paper.title + " — ") else ("", "", line)
+        assert sentence in paper.abstract  # verbatim after the title
+        named |= {n} if title else set()
+    assert named == {c.n for c in ans.citations}  # every cited paper is named once, on its first line
+    first = ans.text.splitlines()[0]
+    assert first.startswith(f"- {papers[ans.sources[0].paper_id].title} — ")
+
+
+def _quoted_lines(ans) -> list[tuple[str, int]]:
+    out = []
+    for line in ans.text.splitlines():
+        m = re.fullmatch(r"- (.+) \[(\d+)\]", line)
+        assert m, line
+        out.append((m.group(1), int(m.group(2))))
+    return out

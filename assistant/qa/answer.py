@@ -406,8 +406,8 @@ def support_marks(retriever: Retriever, text: str, hits: list[Hit], abstracts: d
 
 def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval, gist: bool = False,
                       skip: frozenset[str] = frozenset()) -> Answer:
-    """Verbatim abstract sentences that answer the question (:func:`.evidence.pick`), each cited; ``retrieval``'s
-    hits are the papers to cite, the first one the paper the question is about (up to TOP_SENTENCES from it, and
+    """Verbatim abstract sentences that answer the question (:func:`.evidence.pick`), each cited, the first of each
+    paper after the paper's own title; ``retrieval``'s hits are the papers to cite, the first one the paper the question is about (up to TOP_SENTENCES from it, and
     from each paper the question names; OTHER_SENTENCES from the others; one from each paper of an area)."""
     from assistant.qa.evidence import pick
 
@@ -426,8 +426,10 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
         sents, svecs = retriever.sentence_vectors(h.paper_id, paper.abstract if paper else h.snippet)
         count = OTHER_SENTENCES if several or (n > 1 and h.paper_id not in retrieval.named) else TOP_SENTENCES
         chosen = pick(sents, svecs, qvec, qterms, weights, count, gist=gist, skip=skip, wants_link=wants_link)
-        for i in chosen.indices:
-            lines.append(f"- {inert_citations(sents[i])} [{n}]")  # its own "[7]" is not ours
+        # a paper is named by its title where it has one of its own (a derived one is its opening words again)
+        name = f"{inert_citations(' '.join(paper.title.split()))} — " if paper and not paper.title_derived else ""
+        for j, i in enumerate(chosen.indices):
+            lines.append(f"- {name if j == 0 else ''}{inert_citations(sents[i])} [{n}]")  # its own "[7]" is not ours
         if chosen.lead is not None:
             snippets[n] = sents[chosen.lead]
     cited = sorted(snippets)
