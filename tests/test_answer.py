@@ -289,7 +289,7 @@ def test_an_answer_names_each_paper_by_its_own_title_then_quotes_it(titled):
     assert ans.answerable and len(ans.citations) >= 2
     papers = titled.index.all_papers()
     named = set()
-    for line, n in _quoted_lines(ans):
+    for line, n in _quoted(ans):
         paper = papers[ans.sources[n - 1].paper_id]
         title, _, sentence = line.partition(" — ") if line.startswith(paper.title + " — ") else ("", "", line)
         assert sentence in paper.abstract  # verbatim after the title
@@ -298,11 +298,3 @@ def test_an_answer_names_each_paper_by_its_own_title_then_quotes_it(titled):
     first = ans.text.splitlines()[0]
     assert first.startswith(f"- {papers[ans.sources[0].paper_id].title} — ")
 
-
-def _quoted_lines(ans) -> list[tuple[str, int]]:
-    out = []
-    for line in ans.text.splitlines():
-        m = re.fullmatch(r"- (.+) \[(\d+)\]", line)
-        assert m, line
-        out.append((m.group(1), int(m.group(2))))
-    return out
