@@ -183,7 +183,7 @@ def test_invalid_utf8_is_replaced_and_reported(tmp_path):
 def test_directory_of_files_and_header_only_file(tmp_path):
     (tmp_path / "a.txt").write_text("Header only\n")
     papers, _ = load_papers([FIXTURES])
-    assert {p.source for p in papers} == {"mini.txt", "mini_zh.txt"}
+    assert {p.source for p in papers} == {"mini.txt", "mini_zh.txt", "titled.jsonl"}  # every file of the folder
     assert parse_file(tmp_path / "a.txt") == []
 
 
