@@ -370,7 +370,7 @@ def fit_relevant(ans: list[dict]) -> dict:
         if r["type"] == "none" or not r["gold"]:
             continue
         for pid, p in zip(r["hits"], r["papers"]):
-            pr.append([p[n] for n in decide.PAPER_SIGNALS])
+            pr.append([(p | {"area": r["signals"]["area"]})[n] for n in decide.PAPER_SIGNALS])  # out-of-fold intent
             yr.append(pid in r["gold"])
             gr.append(r["file"])
     xr, yr_ = np.array(pr), np.array(yr, dtype=float)

@@ -50,3 +50,17 @@ def test_a_written_triple_the_top_papers_lack_reads_as_a_topic():
 def test_the_answerable_model_reads_the_field_signals():
     m = models()["answerable"]
     assert set(FIELD_SIGNALS) <= set(m.names) and m.names == QUESTION_SIGNALS
+
+
+def test_the_relevance_model_reads_the_questions_intent():
+    """A third-ranked paper is more likely relevant to an area question than to a lookup, on the same signals."""
+    import numpy as np
+
+    from assistant.search.decide import PAPER_SIGNALS, Signals, relevant_probabilities
+
+    m = models()["relevant"]
+    assert m.names == PAPER_SIGNALS and "area" in PAPER_SIGNALS
+    paper = {"cos": 0.45, "cos_drop": 0.08, "fused_ratio": 0.7, "inv_rank": 1 / 3, "standout": 3.0, "coverage": 0.5,
+             "sentence_cos": 0.5, "named": 0.0}
+    lookup, area = (relevant_probabilities(Signals(question={}, papers=[paper | {"area": a}])) for a in (0.05, 0.95))
+    assert area[0] > lookup[0] + 0.05 and np.all((0 <= lookup) & (area <= 1))

@@ -33,7 +33,9 @@ QUESTION_SIGNALS = ("top_cos", "best3_cos", "standout", "coverage", "top_coverag
 #: cross-validated cost of the answerable model over 1, 3 and 10, see docs/decisions.md).
 MISSING_DEPTH = 3
 #: The paper-level signals the relevance model reads, in order.
-PAPER_SIGNALS = ("cos", "cos_drop", "fused_ratio", "inv_rank", "standout", "coverage", "sentence_cos", "named")
+#: The paper-level signals the relevance model reads, in order; "area" is the question's intent probability: an area
+#: question's third or fourth paper is a gold one far more often than a lookup's (docs/decisions.md, "Session 31").
+PAPER_SIGNALS = ("cos", "cos_drop", "fused_ratio", "inv_rank", "standout", "coverage", "sentence_cos", "named", "area")
 
 
 @dataclass
@@ -304,6 +306,8 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
          "missing_rare": missing / rarest, "pairs": max((r["pairs"] for r in rows[:3]), default=0.0),
          "sentence_coverage": first["sentence_coverage"], "scatter": union - max((r["coverage"] for r in rows[:3]), default=0.0),
          "missing_topic": max(carries.values(), default=0.0)}
+    for r in rows:
+        r["area"] = q["area"]
     q.update(field_signals(question, [papers.get(h.paper_id) for h in hits[:3]],
                            framing_terms() if framing is None else framing) if not papers_only
              else dict.fromkeys(FIELD_SIGNALS, 0.0))
