@@ -298,3 +298,17 @@ def test_an_answer_names_each_paper_by_its_own_title_then_quotes_it(titled):
     first = ans.text.splitlines()[0]
     assert first.startswith(f"- {papers[ans.sources[0].paper_id].title} — ")
 
+
+
+def test_an_area_answer_quotes_what_each_paper_contributes_and_how(retriever):
+    """Two sentences from each paper of an area: the contribution, then the next one in the abstract (how it
+    works), where the helpers' facts for area questions mostly are."""
+    from assistant.qa.answer import AREA_SENTENCES
+    from assistant.qa.evidence import CONTRIBUTION_RE
+
+    ans = answer_question(retriever, "Which papers study federated learning?")
+    assert ans.intent == "area" and len(ans.citations) >= 3 and AREA_SENTENCES == 2
+    quoted = _quoted(ans)
+    for c in ans.citations:
+        own = [sentence for sentence, n in quoted if n == c.n]
+        assert len(own) >= 2 and any(CONTRIBUTION_RE.search(s) for s in own), own

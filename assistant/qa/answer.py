@@ -28,8 +28,9 @@ INCOMPLETE_MARK = "[answer incomplete: the LLM stream stopped early]"
 LENGTH_MARK = "[answer cut at {n} tokens: raise ASSISTANT_MAX_TOKENS for longer answers]"
 #: How many papers a question's decisions read: an area answer lists up to this many.
 POOL = 20
-#: Sentences quoted from the paper a question is about, and from each other paper cited.
-TOP_SENTENCES, OTHER_SENTENCES = 4, 1
+#: Sentences quoted from the paper a question is about, from each other paper cited, and from each paper of an
+#: area (what it contributes and how: docs/decisions.md, "Session 31").
+TOP_SENTENCES, OTHER_SENTENCES, AREA_SENTENCES = 4, 1, 2
 #: Papers an answer about one paper cites besides it, when they are relevant too.
 MAX_OTHERS = 2
 
@@ -407,8 +408,9 @@ def support_marks(retriever: Retriever, text: str, hits: list[Hit], abstracts: d
 def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval, gist: bool = False,
                       skip: frozenset[str] = frozenset()) -> Answer:
     """Verbatim abstract sentences that answer the question (:func:`.evidence.pick`), each cited, the first of each
-    paper after the paper's own title; ``retrieval``'s hits are the papers to cite, the first one the paper the question is about (up to TOP_SENTENCES from it, and
-    from each paper the question names; OTHER_SENTENCES from the others; one from each paper of an area)."""
+    paper after the paper's own title; ``retrieval``'s hits are the papers to cite, the first one the paper the
+    question is about (up to TOP_SENTENCES from it, and from each paper the question names; OTHER_SENTENCES from the
+    others; AREA_SENTENCES from each paper of an area)."""
     from assistant.qa.evidence import pick
 
     hits = retrieval.hits
@@ -424,7 +426,8 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
     for n, h in enumerate(hits, 1):
         paper = papers.get(h.paper_id)
         sents, svecs = retriever.sentence_vectors(h.paper_id, paper.abstract if paper else h.snippet)
-        count = OTHER_SENTENCES if several or (n > 1 and h.paper_id not in retrieval.named) else TOP_SENTENCES
+        count = AREA_SENTENCES if several else OTHER_SENTENCES if n > 1 and h.paper_id not in retrieval.named \
+            else TOP_SENTENCES
         chosen = pick(sents, svecs, qvec, qterms, weights, count, gist=gist, skip=skip, wants_link=wants_link)
         # a paper is named by its title where it has one of its own (a derived one is its opening words again)
         name = f"{inert_citations(' '.join(paper.title.split()))} — " if paper and not paper.title_derived else ""
