@@ -158,3 +158,16 @@ def test_a_quoted_phrase_puts_the_papers_that_hold_it_first(retriever):
     assert retriever.search("can any VLM actually 'think with images'?", k=3).hits[0].paper_id == \
         "000_c647aebf503422f2#14"
     assert retriever.search("can any VLM actually 'reason in hyperbolic space'?", k=3).hits  # no paper has it
+
+
+def test_an_acronym_reaches_the_paper_that_writes_it_with_a_modifier(retriever):
+    """The bundled iEEG foundation model writes "iEEG" and never "EEG": "EEG foundation models?" was refused as a
+    topic no paper holds (answerable probability 0.01). A modified acronym (iEEG, fMRI, sEMG, dLLMs) now also reads
+    as the acronym."""
+    from assistant.qa.answer import answer_question
+    from assistant.text.terms import stem_sequence
+
+    assert stem_sequence("iEEG and fMRI signals") == ("ieeg", "eeg", "fmri", "mri", "signal")
+    assert stem_sequence("the EEG of a map") == ("eeg", "map")  # plain words untouched
+    answer = answer_question(retriever, "EEG foundation models?")
+    assert answer.answerable and answer.citations[0].paper_id == "003_22ceaf1a0eb8de0c#5"

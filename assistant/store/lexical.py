@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # numpy is imported where used: `papers` and `show` need none
     import numpy as np
 
 #: Bumped whenever what BM25 indexes changes, so stale BM25 indexes are rebuilt on open.
-BM25_VERSION = 2
+BM25_VERSION = 3
 
 
 

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import functools
+import re
+
+#: An acronym after a one- or two-letter lower-case modifier ("iEEG", "fMRI", "sEMG", "dLLMs", "mBERT"): the token
+#: also counts as the acronym, so a question on "EEG" reaches the paper that writes "iEEG".
+_MODIFIED_ACRONYM = re.compile(r"(?<![\w-])([a-z]{1,2})([A-Z]{2,}[A-Za-z0-9]*)\b")
 
 
 def stem_tokenize(texts: list[str]):
-    """BM25 tokenisation: lower-case words, English stop words removed, Snowball-stemmed."""
+    """BM25 tokenisation: lower-case words, English stop words removed, Snowball-stemmed; a modified acronym
+    ("iEEG") is read as itself and as the acronym ("iEEG EEG")."""
     bm25s = bm25s_module()
+    texts = [_MODIFIED_ACRONYM.sub(r"\1\2 \2", t) for t in texts]
     return bm25s.tokenize(texts, stopwords="en", stemmer=stemmer(), show_progress=False)
 
 
