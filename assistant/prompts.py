@@ -15,6 +15,9 @@ from assistant.errors import ConfigError
 
 #: Exactly what the model must say when the sources do not answer; the parser looks for it too.
 NO_ANSWER_PHRASE = "No paper in the corpus addresses this question."
+#: The line above an answer the answerable model is unsure of (answered, as refusing every such question would
+#: refuse too many answerable ones, but more likely than not on a topic the corpus lacks: decide.unsure_below).
+UNSURE_NOTE = "The corpus may have no paper on exactly this; these are the closest it has."
 #: The line above an extractive answer (no LLM): what the reader is looking at.
 EXTRACTIVE_LABEL = "Extractive answer (no LLM configured): verbatim sentences from the abstracts."
 #: How a citation looks in answer text; ``CITATION_RE`` in answer.py parses the same form.

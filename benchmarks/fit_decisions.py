@@ -43,6 +43,8 @@ ABSENT_SHARE = 0.15
 #: moved to 1.8% false refusals and gave up absent topics (docs/decisions.md, "Session 30").
 MAX_FALSE_REFUSALS = 0.03
 MAX_NONGOLD = 0.08
+#: An answered question below the answerable model's even odds is marked unsure (decide.unsure_below).
+UNSURE_BELOW = 0.5
 C = {"intent": 0.1, "answerable": 1.0, "relevant": 1.0, "missing_word": 1.0}
 
 
@@ -353,11 +355,30 @@ def fit_answerable(ans: list[dict]) -> dict:
     print(f"answerable: threshold {t_a:.3f}; out-of-fold none accuracy {none_acc:.3f}, false refusals {fr:.3f}, "
           f"cost {cost:.4f}, AUC {oof_auc:.4f} ({int((ya == 0).sum())} absent, "
           f"{int(ya.sum())} answerable)")
-    return as_dict(fit(xa, ya, C["answerable"]), decide.QUESTION_SIGNALS, t_a,
-                   rule=f"refuses at most {MAX_FALSE_REFUSALS:.0%} of answerable questions out of fold",
-                   cv={"none_accuracy": round(none_acc, 4), "false_refusals": round(fr, 4), "n": len(ans),
-                       "auc": round(oof_auc, 4), "cost": round(float(cost), 4),
-                       "per_file": per_file})
+    out = as_dict(fit(xa, ya, C["answerable"]), decide.QUESTION_SIGNALS, t_a,
+                  rule=f"refuses at most {MAX_FALSE_REFUSALS:.0%} of answerable questions out of fold",
+                  cv={"none_accuracy": round(none_acc, 4), "false_refusals": round(fr, 4), "n": len(ans),
+                      "auc": round(oof_auc, 4), "cost": round(float(cost), 4),
+                      "per_file": per_file})
+    out["unsure"] = unsure_reading(oof_a, ya, t_a)
+    return out
+
+
+def unsure_reading(oof: np.ndarray, y: np.ndarray, threshold: float) -> dict:
+    """What an answer's "unsure" note (below the model's even odds, above its threshold) says out of fold: the share
+    of answered absent topics it marks, of answered answerable questions, and of absent topics among those marked."""
+    answered = oof >= threshold
+    marked = answered & (oof < UNSURE_BELOW)
+    absent, present = answered & (y == 0), answered & (y == 1)
+    reading = {"below": UNSURE_BELOW, "rule": "the answerable model's even odds",
+               "absent_answered_marked": round(float(marked[absent].mean()), 4) if absent.any() else None,
+               "answerable_answered_marked": round(float(marked[present].mean()), 4),
+               "absent_share_of_marked": round(float((y[marked] == 0).mean()), 4) if marked.any() else None,
+               "n_marked": int(marked.sum())}
+    print(f"unsure below {UNSURE_BELOW}: marks {reading['absent_answered_marked']} of answered absent topics, "
+          f"{reading['answerable_answered_marked']} of answered answerable ones ({reading['n_marked']} marked, "
+          f"{reading['absent_share_of_marked']} of them absent), out of fold")
+    return reading
 
 
 def fit_relevant(ans: list[dict]) -> dict:

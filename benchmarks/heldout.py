@@ -26,8 +26,10 @@ from _bundled import bundled_index
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "heldout"
 KEYS = ("R@1", "R@5", "MRR", "area_nDCG@10", "dense_area_nDCG@10", "none_accuracy", "false_refusal_rate",
-        "named_refused", "nongold_citations", "first_citation_gold", "answer_fact_coverage")
-HEAD = ("R@1", "R@5", "MRR", "area", "d-area", "none", "FR", "named-", "nongold", "cite1", "facts")
+        "named_refused", "nongold_citations", "first_citation_gold", "answer_fact_coverage",
+        "unsure_absent_answered", "unsure_answerable_answered")
+HEAD = ("R@1", "R@5", "MRR", "area", "d-area", "none", "FR", "named-", "nongold", "cite1", "facts", "uns-abs",
+        "uns-ans")
 
 
 def arxiv300_index(work: Path, slice_name: str = "arxiv300", **overrides):
@@ -67,6 +69,10 @@ def score(path: Path, settings) -> dict:
     area = [(i, r) for i, r in zip(items, rows) if r["type"] == "area"]
     dense = [ndcg_at(dense_ranking(settings, i["question"]), r["_gold"], 10) for i, r in area]
     out["dense_area_nDCG@10"] = round(sum(dense) / len(dense), 4) if dense else None
+    answered = [r for r in rows if r["answerable"]]
+    out["unsure_counts"] = {f"{kind}_{what}": sum(1 for r in answered if (r["type"] == "none") == (kind == "absent")
+                                                  and (what == "answered" or r.get("unsure")))
+                            for kind in ("absent", "answerable") for what in ("answered", "marked")}
     out["misses"] = [{"id": r["id"], "type": r["type"], "answerable": r["answerable"], "top": r["hits"][:3],
                       "citations": r["citations"], "gold": sorted(r["_gold"])}
                      for r in rows if (r["type"] == "none") == r["answerable"]

@@ -31,6 +31,16 @@ def test_ask_json_cites_federated_learning_papers(bundled_index_dir):
         assert f"[{c['n']}]" in data["answer"]
 
 
+def test_ask_says_above_an_unsure_answer_that_the_corpus_may_lack_the_topic(bundled_index_dir):
+    from assistant.prompts import UNSURE_NOTE
+
+    near = run("ask", "federated unlearning", "--index-dir", str(bundled_index_dir))
+    assert near.exit_code == 0 and UNSURE_NOTE in " ".join(near.stdout.split())
+    assert json.loads(run("ask", "federated unlearning", "--json", "--index-dir", str(bundled_index_dir)).stdout)["unsure"]
+    sure = run("ask", "Which papers study federated learning?", "--index-dir", str(bundled_index_dir))
+    assert sure.exit_code == 0 and UNSURE_NOTE not in " ".join(sure.stdout.split())
+
+
 def test_ask_text_shows_label_answer_and_sources(bundled_index_dir):
     res = run("ask", "How many text-figure pairs does FigureBench contain?", "--index-dir", str(bundled_index_dir))
     assert res.exit_code == 0

@@ -176,10 +176,12 @@ def print_paper(label: str, paper_id: str, title: str, quote: str | None = None,
 
 
 def render_answer(answer, streamed: bool = False, console: Console | None = None) -> None:
-    from assistant.service.api import EXTRACTIVE_LABEL
+    from assistant.service.api import EXTRACTIVE_LABEL, UNSURE_NOTE
 
     console = console or out
     print_read_as(answer.read_as, console)
+    if answer.unsure:
+        console.print(f"[yellow]{UNSURE_NOTE}[/]")
     if answer.mode == "extractive" and answer.answerable:
         console.print(f"[dim italic]{EXTRACTIVE_LABEL}[/]")
     if not streamed:

@@ -18,7 +18,7 @@ from typing import Callable
 
 from assistant.config import Settings
 from assistant.prompts import NO_ANSWER_PHRASE, render, system_prompt
-from assistant.search.decide import terms
+from assistant.search.decide import terms, unsure_below
 from assistant.search.retrieve import Hit, Retrieval, Retriever
 from assistant.text.safetext import inert_citations
 from assistant.text.sentences import split_sentences
@@ -74,6 +74,9 @@ class Answer:
     related: list[Hit] = field(default_factory=list)
     #: What the question wanted, as decided: "paper" or "area".
     intent: str = "paper"
+    #: Answered, but the answerable model reads the question as more likely on a topic the corpus lacks
+    #: (:func:`.decide.unsure_below`): the answer says so above it.
+    unsure: bool = False
 
     def as_dict(self) -> dict:
         out = {"question": self.question, "answer": self.text, "mode": self.mode, "answerable": self.answerable,
@@ -89,6 +92,8 @@ class Answer:
             out["support"] = self.support
         if self.read_as:
             out["read_as"] = self.read_as
+        if self.unsure:
+            out["unsure"] = True
         if self.mode == "llm" and self.answerable and not self.citations:
             out["uncited"] = True  # the terminal warns; a script should not take the text as checked
         if self.quoted:
@@ -255,6 +260,8 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
         answer.related = [h for h in retrieval.hits if h.paper_id not in {s.paper_id for s in sources}][:3]
     answer.retrieved = full.hits
     answer.intent = full.intent
+    answer.unsure = answer.answerable and not full.named and full.probability is not None \
+        and full.probability < unsure_below()
     answer.read_as = question if question != typed else None
     return answer
 

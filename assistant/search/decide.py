@@ -341,6 +341,13 @@ def ablate_gain(retriever, question: str, paper_id: str, cos: float, qterms: set
     return float(best[at[paper_id]]) - cos if paper_id in at else 0.0
 
 
+def unsure_below() -> float:
+    """The answerable probability under which an answered question is said to be unsure: the model's even odds
+    (its threshold is lower, so that it refuses at most 3% of answerable questions; between the two it answers
+    questions it reads as more likely on a topic the corpus lacks). Stored with its cross-validated reading."""
+    return float(_fitted()["answerable"]["unsure"]["below"])
+
+
 def answerable_probability(s: Signals) -> float:
     return float(models()["answerable"].probability(s.question_vector())[0])
 

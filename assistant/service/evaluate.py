@@ -100,6 +100,9 @@ class EvalReport:
             "false_refusal_rate": _mean([not r["answerable"] for r in answerable]),
             "first_citation_gold": _mean([bool(r["citations"]) and r["citations"][0] in r["_gold"] for r in single]),
             "answer_fact_coverage": _mean([r["_facts_ok"] for r in with_facts]),
+            # of the answered questions, the share marked unsure (the answer says the corpus may lack the topic)
+            "unsure_absent_answered": _mean([r.get("unsure", False) for r in none if r["answerable"]]),
+            "unsure_answerable_answered": _mean([r.get("unsure", False) for r in answerable if r["answerable"]]),
         }
         by_type = {}
         for t in TYPES:
@@ -130,6 +133,7 @@ def evaluate_questions(items: list[dict], settings: Settings, on_row: Callable[[
         facts = item.get("answer_facts") or []
         row = {
             "id": item.get("id"), "type": item["type"], "hits": ranked, "answerable": answer.answerable,
+            "unsure": answer.unsure,
             "answer": answer.text, "citations": [c.paper_id for c in answer.citations],
             "_gold": gold, "_rr": reciprocal_rank(ranked, gold), "_r5": recall_at(ranked, gold, 5) if gold else 0.0,
             "_ndcg": ndcg_at(ranked, gold, 10) if gold else 0.0, "_facts": facts,
