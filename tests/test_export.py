@@ -182,3 +182,15 @@ def test_ask_save_writes_inert_markdown_and_bibtex_and_exact_json(tmp_path):
     saved = json.loads((tmp_path / "a.json").read_text())
     assert "\x9b31m" in saved["turns"][0]["answer"] and raw((tmp_path / "a.json").read_text()) == []
     assert any(c["title"] == HOSTILE_RECORDS[0]["title"] for c in saved["turns"][0]["citations"])
+
+
+def test_a_saved_answer_keeps_the_note_that_the_corpus_may_lack_its_topic():
+    from assistant.prompts import UNSURE_NOTE
+    from assistant.qa.answer import Answer
+    from assistant.qa.export import to_markdown
+
+    unsure = Answer(question="federated unlearning", text="- Clients train jointly. [1]", mode="extractive",
+                    answerable=True, unsure=True)
+    md = to_markdown([unsure, Answer(question="federated learning", text="- FL. [1]", mode="extractive",
+                                     answerable=True)])
+    assert md.count(UNSURE_NOTE) == 1 and md.index(UNSURE_NOTE) < md.index("Clients train jointly")

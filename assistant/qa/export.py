@@ -15,6 +15,7 @@ from assistant.qa.answer import Answer
 from assistant.config import Settings
 from assistant.text.corpus import Paper
 from assistant.errors import InputError
+from assistant.prompts import UNSURE_NOTE
 from assistant.text.safetext import for_terminal, json_for_terminal
 
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".bib": "bibtex", ".json": "json"}
@@ -27,6 +28,8 @@ def to_markdown(answers: list[Answer]) -> str:
     parts = ["# assistant transcript", ""]
     for a in answers:
         parts += [f"## {line(a.question)}", ""]
+        if a.unsure:
+            parts += [f"*{UNSURE_NOTE}*", ""]
         if a.mode == "extractive" and a.answerable:
             parts += ["*Extractive answer (no LLM configured): verbatim sentences from the abstracts.*", ""]
         parts += [for_terminal(a.text), ""]
