@@ -18,6 +18,10 @@ NO_ANSWER_PHRASE = "No paper in the corpus addresses this question."
 #: The line above an answer the answerable model is unsure of (answered, as refusing every such question would
 #: refuse too many answerable ones, but more likely than not on a topic the corpus lacks: decide.unsure_below).
 UNSURE_NOTE = "The corpus may have no paper on exactly this; these are the closest it has."
+#: What the model is told of such a question, between the question and the instruction (empty otherwise): it reads
+#: the sources, which the answerable model cannot, so it is asked to refuse when none is on exactly that.
+UNSURE_CAUTION = ("\nThe search that found these sources is unsure that any of them is on exactly this question. "
+                  f"If none is, reply exactly: {NO_ANSWER_PHRASE}\n")
 #: The line above an extractive answer (no LLM): what the reader is looking at.
 EXTRACTIVE_LABEL = "Extractive answer (no LLM configured): verbatim sentences from the abstracts."
 #: How a citation looks in answer text; ``CITATION_RE`` in answer.py parses the same form.
@@ -25,7 +29,7 @@ CITATION_EXAMPLE = "[1] or [2][3]"
 
 PLACEHOLDERS = {
     "system": {"no_answer", "citation_example"},
-    "answer": {"sources", "question"},
+    "answer": {"sources", "question", "caution"},
     "condense": {"history", "question"},
     "judge": {"criterion", "sources"},
     "rerank": {"passage", "question"},

@@ -40,6 +40,30 @@ def test_request_carries_numbered_sources_in_the_user_message_only(retriever, mo
     assert mocked_openai_chat.calls.last.request.headers["authorization"] == f"Bearer {FAKE_KEY}"
 
 
+def test_a_question_the_answerable_model_is_unsure_of_reaches_the_model_with_that_caution(retriever,
+                                                                                          mocked_openai_chat):
+    from assistant.prompts import UNSURE_CAUTION
+
+    def user_message() -> str:
+        return json.loads(mocked_openai_chat.calls.last.request.content)["messages"][1]["content"]
+
+    # federated learning and LLM unlearning are in the corpus, federated unlearning is not: the model reads the
+    # sources and refuses, so nothing is cited and the papers it read are the nearest ones
+    mocked_openai_chat.return_value = sse_response(NO_ANSWER_PHRASE)
+    refused = answer_question(retriever, "federated unlearning")
+    assert UNSURE_CAUTION.strip() in user_message() and NO_ANSWER_PHRASE in UNSURE_CAUTION
+    assert not refused.answerable and not refused.citations and not refused.unsure
+    assert {h.paper_id for h in refused.related} >= {h.paper_id for h in refused.sources[:1]}
+    # when it answers, the answer is marked unsure as offline
+    mocked_openai_chat.return_value = sse_response("Clients share statistics, not parameters [1].")
+    answered = answer_question(retriever, "federated unlearning")
+    assert answered.answerable and answered.unsure and answered.citations
+    # a question the corpus clearly answers carries no caution
+    mocked_openai_chat.return_value = sse_response("FL is studied [1].")
+    sure = answer_question(retriever, QUESTION)
+    assert "unsure" not in user_message() and sure.answerable and not sure.unsure
+
+
 def test_streamed_tokens_arrive_in_order_and_citations_map_to_papers(retriever, mocked_openai_chat):
     mocked_openai_chat.return_value = sse_response("Two papers ", "study FL [1]", " and DP [2][9].")
     tokens = []

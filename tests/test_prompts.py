@@ -13,7 +13,7 @@ def test_templates_load_with_exactly_their_placeholders():
 
 
 def test_render_does_not_reinterpret_braces_in_values():
-    text = prompts.render("answer", sources="text with {question} and {0}", question="Q?")
+    text = prompts.render("answer", sources="text with {question} and {0}", question="Q?", caution="")
     assert "text with {question} and {0}" in text and "Question: Q?" in text
 
 

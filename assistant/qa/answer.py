@@ -17,7 +17,7 @@ from typing import Callable
 
 
 from assistant.config import Settings
-from assistant.prompts import NO_ANSWER_PHRASE, render, system_prompt
+from assistant.prompts import NO_ANSWER_PHRASE, UNSURE_CAUTION, render, system_prompt
 from assistant.search.decide import terms, unsure_below
 from assistant.search.retrieve import Hit, Retrieval, Retriever
 from assistant.text.safetext import inert_citations
@@ -240,6 +240,8 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
             full.answerable = full.answerable and bool(full.hits)
     retrieval = dc_replace(full, hits=full.hits[:k])
     mode = "llm" if settings.llm_enabled else "extractive"
+    # answered below the answerable model's even odds: said above the answer, and told to the LLM
+    unsure = not full.named and full.probability is not None and full.probability < unsure_below()
     if not retrieval.answerable or not retrieval.hits:
         answer = no_answer(typed, mode, retrieval)
     else:
@@ -250,18 +252,19 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
         gist = gist or retrieval.intent == "area" and not one_paper or bool(retrieval.named) and _asks_little(
             retriever, question, retrieval.named)
         if mode == "llm":
-            answer = llm_answer(retriever, typed, sent, settings, on_token)
+            answer = llm_answer(retriever, typed, sent, settings, on_token, unsure=unsure)
             if answer.answerable and not answer.citations:  # nothing checked: quote what the sources say
                 quoted = extractive_answer(retriever, question, sent, gist=gist, skip=skip)
                 answer.quoted, answer.quoted_citations = quoted.text, quoted.citations
         else:
             answer = extractive_answer(retriever, question, sent, gist=gist, skip=skip)
             answer.question = typed
-        answer.related = [h for h in retrieval.hits if h.paper_id not in {s.paper_id for s in sources}][:3]
+        # the LLM found no source on it: the nearest papers are the ones it read
+        answer.related = retrieval.hits[:3] if not answer.answerable else \
+            [h for h in retrieval.hits if h.paper_id not in {s.paper_id for s in sources}][:3]
     answer.retrieved = full.hits
     answer.intent = full.intent
-    answer.unsure = answer.answerable and not full.named and full.probability is not None \
-        and full.probability < unsure_below()
+    answer.unsure = answer.answerable and unsure
     answer.read_as = question if question != typed else None
     return answer
 
@@ -343,7 +346,9 @@ def _citations(hits: list[Hit], numbers: list[int], snippets: dict[int, str] | N
 
 
 def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settings: Settings,
-               on_token: Callable[[str], None] | None = None) -> Answer:
+               on_token: Callable[[str], None] | None = None, unsure: bool = False) -> Answer:
+    """The LLM's answer from the numbered sources; ``unsure``: the answerable model reads the question as more
+    likely on a topic the corpus lacks, and the prompt says so (:data:`~assistant.prompts.UNSURE_CAUTION`)."""
     from assistant.qa.llm import chat
 
     hits = retrieval.hits
@@ -351,7 +356,8 @@ def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settin
     abstracts = {h.paper_id: papers[h.paper_id].abstract for h in hits if h.paper_id in papers}
     messages = [
         {"role": "system", "content": system_prompt()},
-        {"role": "user", "content": render("answer", sources=format_sources(hits, abstracts), question=question)},
+        {"role": "user", "content": render("answer", sources=format_sources(hits, abstracts), question=question,
+                                                 caution=UNSURE_CAUTION if unsure else "")},
     ]
     completion = chat(settings, messages, on_token=on_token)
     text, cited, invalid = parse_citations(completion.text.strip(), len(hits))

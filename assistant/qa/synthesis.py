@@ -428,7 +428,8 @@ def _llm_synthesis(settings: Settings, summary: Summary) -> Summary:
                 "citing every claim.")
     completion = chat(settings, [{"role": "system", "content": system_prompt()},
                                  {"role": "user", "content": render("answer", sources="\n".join(blocks),
-                                                                    question=question)}], stream=False)
+                                                                    question=question, caution="")}],
+                      stream=False)
     text, cited, _ = parse_citations(completion.text.strip(), max(c.n for c in summary.citations))
     valid = {c.n for c in summary.citations}
     if not set(cited) & valid:

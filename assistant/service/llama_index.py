@@ -173,7 +173,8 @@ class AssistantQueryEngine(CustomQueryEngine):
         abstracts = {h.paper_id: papers[h.paper_id].abstract for h in hits if h.paper_id in papers}
         messages = [ChatMessage(role=MessageRole.SYSTEM, content=system_prompt()),
                     ChatMessage(role=MessageRole.USER,
-                                content=render("answer", sources=format_sources(hits, abstracts), question=query_str))]
+                                content=render("answer", sources=format_sources(hits, abstracts), question=query_str,
+                                               caution=""))]
         reply = self.llm.chat(messages).message.content or ""
         text, cited, invalid = parse_citations(reply.strip(), len(hits))
         meta["citations"] = [{"n": n, "paper_id": hits[n - 1].paper_id, "title": hits[n - 1].title} for n in cited]
