@@ -193,6 +193,11 @@ def main() -> int:
     t0 = time.process_time()
     if args.calls_cache and args.calls_cache.exists():
         rows = pickle.loads(args.calls_cache.read_bytes())
+        from assistant.qa.evidence import sentence_features
+
+        for r in rows:  # features from the recorded cosines and term shares, as evidence computes them now
+            for c in r["calls"]:
+                c["x"] = sentence_features(c["sentences"], c["x"][:, 0], c["x"][:, 1])
     else:
         rows = record(args.index_dir)
         if args.calls_cache:
