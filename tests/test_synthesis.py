@@ -208,3 +208,19 @@ def test_papers_that_introduce_a_benchmark_are_found_by_their_contribution_sente
     res = runner.invoke(app, ["which", "papers that introduce a music dataset", "--json",
                               "--index-dir", str(bundled_index_dir)])
     assert json.loads(res.stdout)["count"] == 0
+
+
+def test_which_and_summarize_say_when_the_corpus_may_lack_exactly_the_topic(bundled_index_dir):
+    from assistant.prompts import UNSURE_NOTE
+
+    # federated learning and LLM unlearning are in the corpus, federated unlearning is not (as `ask` reads it)
+    for command in ("which", "summarize"):
+        near = runner.invoke(app, [command, "federated unlearning", "--index-dir", str(bundled_index_dir)])
+        assert near.exit_code == 0, near.output
+        assert UNSURE_NOTE in " ".join(near.stdout.split())
+        data = json.loads(runner.invoke(app, [command, "federated unlearning", "--json", "--index-dir",
+                                              str(bundled_index_dir)]).stdout)
+        assert data["unsure"] is True
+        sure = json.loads(runner.invoke(app, [command, "federated learning", "--json", "--index-dir",
+                                              str(bundled_index_dir)]).stdout)
+        assert "unsure" not in sure

@@ -14,8 +14,8 @@ from typing import Annotated, Optional
 import typer
 
 from assistant.cli.render import (BuildProgress, err, escape, eval_progress, first_run_progress, linked, markdown, out,
-                                  print_json, print_paper, print_read_as, render_answer, render_summary, render_verbose,
-                                  rerank_progress, save as save_answers, shown, streamer)
+                                  print_json, print_paper, print_read_as, print_unsure, render_answer, render_summary,
+                                  render_verbose, rerank_progress, save as save_answers, shown, streamer)
 from assistant.errors import AssistantError
 
 app = typer.Typer(
@@ -285,6 +285,7 @@ def which(
         print_json(result.as_dict())
         return
     print_read_as(result.read_as)
+    print_unsure(result.unsure)
     out.print(f"[bold]{len(result.papers)}[/] paper{'s' if len(result.papers) != 1 else ''} match "
               f"[italic]{escape(criterion)}[/]" + (" (judged by the LLM)" if result.mode == "llm" else ""))
     for i, f in enumerate(result.papers, 1):
@@ -306,6 +307,7 @@ def summarize(
         print_json(summary.as_dict())
         return
     print_read_as(summary.read_as)
+    print_unsure(summary.unsure)
     if summary.note:
         out.print(f"[yellow]{escape(summary.note)}[/]")
     elif summary.mode == "extractive" and summary.citations:

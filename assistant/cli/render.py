@@ -136,6 +136,14 @@ def print_read_as(mended: str | None, console: Console | None = None) -> None:
         (console or out).print(f"[dim]Read as: {escape(mended)}[/]")
 
 
+def print_unsure(unsure: bool, console: Console | None = None) -> None:
+    """The line above what the answerable model reads as more likely a topic the corpus lacks."""
+    if unsure:
+        from assistant.service.api import UNSURE_NOTE
+
+        (console or out).print(f"[yellow]{UNSURE_NOTE}[/]")
+
+
 def render_sources(answer, console: Console | None = None) -> None:
     console = console or out
     if not answer.citations and answer.mode == "llm" and answer.answerable and answer.sources:
@@ -176,12 +184,11 @@ def print_paper(label: str, paper_id: str, title: str, quote: str | None = None,
 
 
 def render_answer(answer, streamed: bool = False, console: Console | None = None) -> None:
-    from assistant.service.api import EXTRACTIVE_LABEL, UNSURE_NOTE
+    from assistant.service.api import EXTRACTIVE_LABEL
 
     console = console or out
     print_read_as(answer.read_as, console)
-    if answer.unsure:
-        console.print(f"[yellow]{UNSURE_NOTE}[/]")
+    print_unsure(answer.unsure, console)
     if answer.mode == "extractive" and answer.answerable:
         console.print(f"[dim italic]{EXTRACTIVE_LABEL}[/]")
     if not streamed:

@@ -152,10 +152,17 @@ def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     return out
 
 
-def corpus_lacks(retriever: Retriever, query: str) -> bool:
-    """Whether the corpus has no paper on what the query asks (the answerable model's refusal): ``which``,
-    ``summarize`` and ``map`` list nothing for such a query."""
-    return not retrieve(retriever, query, 5).answerable
+def corpus_verdict(retriever: Retriever, query: str) -> tuple[bool, bool]:
+    """(lacks, unsure): whether the corpus has no paper on what the query asks (the answerable model's refusal:
+    ``which``, ``summarize`` and ``map`` list nothing for such a query), and, where it does not refuse, whether it
+    reads the query below even odds (as an answer marked ``unsure``)."""
+    found = retrieve(retriever, query, 5)
+    return not found.answerable, found.answerable and is_unsure(found)
+
+
+def is_unsure(found: Retrieval) -> bool:
+    """Answered below the answerable model's even odds (:func:`.decide.unsure_below`); never a named paper."""
+    return not found.named and found.probability is not None and found.probability < unsure_below()
 
 
 def _outside(retriever: Retriever) -> set[str]:
@@ -241,7 +248,7 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
     retrieval = dc_replace(full, hits=full.hits[:k])
     mode = "llm" if settings.llm_enabled else "extractive"
     # answered below the answerable model's even odds: said above the answer, and told to the LLM
-    unsure = not full.named and full.probability is not None and full.probability < unsure_below()
+    unsure = is_unsure(full)
     if not retrieval.answerable or not retrieval.hits:
         answer = no_answer(typed, mode, retrieval)
     else:

@@ -23,7 +23,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from assistant.qa.answer import Citation, corpus_lacks
+from assistant.qa.answer import Citation, corpus_verdict
 from assistant.qa.evidence import CONTRIBUTION_RE
 from assistant.config import Settings
 from assistant.search.retrieve import Retriever, fuse
@@ -51,10 +51,13 @@ class WhichResult:
     papers: list[Finding]
     mode: str
     read_as: str | None = None  # the criterion with its typos mended, when it had any
+    #: the answerable model reads the criterion as more likely a topic the corpus lacks (as ``ask``'s ``unsure``)
+    unsure: bool = False
 
     def as_dict(self) -> dict:
         return {"criterion": self.criterion, "count": len(self.papers), "mode": self.mode,
-                "papers": [p.as_dict() for p in self.papers]} | ({"read_as": self.read_as} if self.read_as else {})
+                "papers": [p.as_dict() for p in self.papers]} | ({"read_as": self.read_as} if self.read_as else {}) \
+            | ({"unsure": True} if self.unsure else {})
 
 
 @dataclass
@@ -73,6 +76,8 @@ class Summary:
     #: Why the answer is not what was asked for (an LLM synthesis that cited nothing), else "".
     note: str = ""
     read_as: str | None = None  # the area with its typos mended, when it had any
+    #: the answerable model reads the area as more likely a topic the corpus lacks (as ``ask``'s ``unsure``)
+    unsure: bool = False
 
     def as_dict(self) -> dict:
         out = {"area": self.area, "mode": self.mode,
@@ -84,6 +89,8 @@ class Summary:
             out["note"] = self.note
         if self.read_as:
             out["read_as"] = self.read_as
+        if self.unsure:
+            out["unsure"] = True
         return out
 
 
@@ -176,7 +183,8 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
     # from the criterion without its framing, so "introduce a new benchmark" lists the same papers
     kind = contribution_matches(query, papers)
     # a criterion the corpus lacks (the answerable model, as `ask` decides) lists nothing
-    if not kind and corpus_lacks(retriever, query):
+    lacks, unsure = corpus_verdict(retriever, query) if not kind else (False, False)
+    if lacks:
         return WhichResult(criterion, [], mode)
     if mode == "llm":
         candidates = [ids[i] for i in order if ids[i] in kind
@@ -191,7 +199,7 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
                                              if n < WHICH_EMBEDDED_EVIDENCE
                                              else _sharing_sentence(query, papers[ids[i]])), float(fused[i]))
                 for n, i in enumerate(chosen)]
-    return WhichResult(criterion, findings, mode)
+    return WhichResult(criterion, findings, mode, unsure=unsure and bool(findings))
 
 
 #: "papers that introduce / propose / release X": a kind of paper rather than a topic. Such a paper says
@@ -372,7 +380,8 @@ def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: 
     retrieval = retriever.search(strip_leadin(area), k=8)
     ids = [f.paper_id for f in found.papers]
     # an area no top paper covers in words is one the corpus lacks (see `which`): no nearby papers either
-    if ids or not corpus_lacks(retriever, strip_leadin(area)):
+    lacks, unsure = (False, found.unsure) if ids else corpus_verdict(retriever, strip_leadin(area))
+    if not lacks:
         for h in retrieval.hits:
             if h.paper_id not in ids and h.dense >= retriever.threshold() and h.score >= 0.5 * retrieval.hits[0].score:
                 ids.append(h.paper_id)
@@ -406,7 +415,7 @@ def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: 
     citations = [Citation(n=numbers[f.paper_id], paper_id=f.paper_id, title=f.title, snippet=f.evidence, score=0.0)
                  for t in themes for f in t.papers]
     citations.sort(key=lambda c: c.n)
-    summary = Summary(area, themes, "\n".join(lines), citations)
+    summary = Summary(area, themes, "\n".join(lines), citations, unsure=unsure)
     if settings.llm_enabled:
         summary = _llm_synthesis(settings, summary)
     return summary
