@@ -122,6 +122,10 @@ def main() -> int:
         # arxiv300d_first_run_2026_12_03 (code be79d84)
         "arxiv300d": lambda: score(DATA / "arxiv300d_questions.jsonl",
                                    arxiv300_index(args.work, "arxiv300d", **overrides)),
+        # added 2026-12-04 (session 32), written after that session's changes (the unsure note) and first run on
+        # them; its first run is the label arxiv300e_first_run_2026_12_04 (code fb3f269)
+        "arxiv300e": lambda: score(DATA / "arxiv300e_questions.jsonl",
+                                   arxiv300_index(args.work, "arxiv300e", **overrides)),
     }
     results = {name: run() for name, run in sets.items()
                if not args.sets or any(name.startswith(s) for s in args.sets)}
