@@ -147,6 +147,9 @@ def test_a_near_topic_answered_below_even_odds_says_the_corpus_may_lack_it(retri
         assert sure.answerable and not sure.unsure and "unsure" not in sure.as_dict()
     refused = answer_question(retriever, "Is there work on speculative decoding?")
     assert not refused.answerable and not refused.unsure
+    # a follow-up asks about the papers of the conversation, whatever the odds of the topic they were found for
+    followup = answer_question(retriever, "what do they measure?", retrieval_query="federated unlearning")
+    assert followup.answerable and not followup.unsure
 
 
 def test_the_unsure_mark_is_the_fitted_model_s_even_odds_with_its_cross_validated_reading():

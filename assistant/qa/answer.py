@@ -247,8 +247,9 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
             full.answerable = full.answerable and bool(full.hits)
     retrieval = dc_replace(full, hits=full.hits[:k])
     mode = "llm" if settings.llm_enabled else "extractive"
-    # answered below the answerable model's even odds: said above the answer, and told to the LLM
-    unsure = is_unsure(full)
+    # answered below the answerable model's even odds: said above the answer, and told to the LLM; not of a
+    # follow-up, which asks about the papers of the conversation, not whether the corpus has a topic
+    unsure = is_unsure(full) and retrieval_query in (None, typed, question)
     if not retrieval.answerable or not retrieval.hits:
         answer = no_answer(typed, mode, retrieval)
     else:
