@@ -69,10 +69,10 @@ def score(path: Path, settings) -> dict:
     area = [(i, r) for i, r in zip(items, rows) if r["type"] == "area"]
     dense = [ndcg_at(dense_ranking(settings, i["question"]), r["_gold"], 10) for i, r in area]
     out["dense_area_nDCG@10"] = round(sum(dense) / len(dense), 4) if dense else None
-    answered = [r for r in rows if r["answerable"]]
-    out["unsure_counts"] = {f"{kind}_{what}": sum(1 for r in answered if (r["type"] == "none") == (kind == "absent")
-                                                  and (what == "answered" or r.get("unsure")))
-                            for kind in ("absent", "answerable") for what in ("answered", "marked")}
+    absent = [r for r in rows if r["answerable"] and r["type"] == "none"]
+    present = [r for r in rows if r["answerable"] and r["type"] != "none"]
+    out["unsure_counts"] = {"absent_answered": len(absent), "absent_marked": sum(r["unsure"] for r in absent),
+                            "answerable_answered": len(present), "answerable_marked": sum(r["unsure"] for r in present)}
     out["misses"] = [{"id": r["id"], "type": r["type"], "answerable": r["answerable"], "top": r["hits"][:3],
                       "citations": r["citations"], "gold": sorted(r["_gold"])}
                      for r in rows if (r["type"] == "none") == r["answerable"]

@@ -101,8 +101,8 @@ class EvalReport:
             "first_citation_gold": _mean([bool(r["citations"]) and r["citations"][0] in r["_gold"] for r in single]),
             "answer_fact_coverage": _mean([r["_facts_ok"] for r in with_facts]),
             # of the answered questions, the share marked unsure (the answer says the corpus may lack the topic)
-            "unsure_absent_answered": _mean([r.get("unsure", False) for r in none if r["answerable"]]),
-            "unsure_answerable_answered": _mean([r.get("unsure", False) for r in answerable if r["answerable"]]),
+            "unsure_absent_answered": _mean([r["unsure"] for r in none if r["answerable"]]),
+            "unsure_answerable_answered": _mean([r["unsure"] for r in answerable if r["answerable"]]),
         }
         by_type = {}
         for t in TYPES:
