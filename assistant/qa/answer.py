@@ -174,10 +174,18 @@ def _outside(retriever: Retriever) -> set[str]:
 
 def _name_terms(retriever: Retriever, paper_id: str, question: str) -> set[str]:
     """The question's terms that are the paper's name, and no other paper's (what is left says what is asked of
-    it: "ImageNet", a name many abstracts write, is asked)."""
+    it: "ImageNet", a name many abstracts write, is asked). Of several names of the paper in the question, its own
+    is the one it writes most often: "what does Trinity reach on LiveCodeBench?" asks about the benchmark the
+    Trinity paper names once."""
     from assistant.search.names import name_words
 
-    return {t for w in name_words(retriever.index, question, paper_id) for t in terms(w)}
+    words = name_words(retriever.index, question, paper_id)
+    paper = retriever.papers().get(paper_id)
+    if len(words) > 1 and paper is not None:
+        text = f"{paper.title}\n{paper.abstract}".lower()
+        times = {w: len(re.findall(r"(?<![\w-])" + re.escape(w.lower()) + r"(?![\w-])", text)) for w in words}
+        words = [w for w in words if times[w] == max(times.values())]
+    return {t for w in words for t in terms(w)}
 
 
 def _with_papers(retriever: Retriever, found: Retrieval, paper_ids: list[str]) -> list[Hit]:
