@@ -5,8 +5,8 @@ their provenance and leave-one-file-out cross-validated error, in assistant/data
 
 Fitted on: ../shared/eval/dev.jsonl and every question file in benchmarks/data/ (not benchmarks/data/heldout/,
 which is never fitted on), over the bundled 95 papers, and data/corpora/<slice>_questions.jsonl over the arXiv slice
-data/corpora/<slice>.jsonl, and which_labels.jsonl's criteria (as area questions) for the intent. Four logistic
-regressions:
+data/corpora/<slice>.jsonl, the area questions of data/area_facts/ (since session 33; not for the framing terms),
+and which_labels.jsonl's criteria (as area questions) for the intent. Four logistic regressions:
 
 - intent: area (several papers wanted) vs one paper, over the question's MiniLM vector and its length;
 - answerable: does the corpus answer the question, over the retrieval's signals (decide.QUESTION_SIGNALS);
@@ -48,10 +48,21 @@ UNSURE_BELOW = 0.5
 C = {"intent": 0.1, "answerable": 1.0, "relevant": 1.0, "missing_word": 1.0}
 
 
+#: Area questions with facts (data/area_facts/<corpus>.jsonl: iclr95 is the bundled corpus, the others arXiv
+#: training slices): fitted on since session 33, but not read for the framing terms (below).
+AREA_FACTS = HERE / "data" / "area_facts"
+
+
 def question_files() -> list[Path]:
     files = [SHARED / "eval" / "dev.jsonl"] if (SHARED / "eval" / "dev.jsonl").exists() else []
     return (files + sorted(p for p in (HERE / "data").glob("*.jsonl") if p.name != "which_labels.jsonl")
-            + sorted((HERE / "data" / "corpora").glob("*_questions.jsonl")))
+            + sorted((HERE / "data" / "corpora").glob("*_questions.jsonl")) + sorted(AREA_FACTS.glob("*.jsonl")))
+
+
+def file_name(path: Path) -> str:
+    """A question file's name in the fit (its group, left out in turn): its stem, "area_facts_<stem>" for
+    data/area_facts/."""
+    return f"area_facts_{path.stem}" if path.parent == AREA_FACTS else path.stem
 
 
 #: Question files over another corpus than the bundled one: data/corpora/<name>_questions.jsonl is over
@@ -60,8 +71,10 @@ CORPORA = HERE / "data" / "corpora"
 
 
 def corpus_of(stem: str) -> str:
-    """The corpus a question file is over: the longest slice name it starts with ("arxiv_e" for
-    arxiv_e_questions and arxiv_e_casual_questions), or "bundled"."""
+    """The corpus a question file (by :func:`file_name`) is over: the longest slice name it starts with ("arxiv_e"
+    for arxiv_e_questions and arxiv_e_casual_questions), the slice an area-fact file is named for, or "bundled"."""
+    if stem.startswith("area_facts_"):
+        return "bundled" if stem == "area_facts_iclr95" else stem.removeprefix("area_facts_")
     if not stem.endswith("_questions"):
         return "bundled"
     slices = [p.stem for p in CORPORA.glob("*.jsonl") if not p.stem.endswith("_questions")]
@@ -89,8 +102,8 @@ def items_of(path: Path) -> list[dict]:
         if line.strip():
             item = json.loads(line)
             item["question"] = item.get("question") or item["turns"][0]
-            item["file"] = path.stem
-            item["corpus"] = corpus_of(path.stem)
+            item["file"] = file_name(path)
+            item["corpus"] = corpus_of(item["file"])
             out.append(item)
     return out
 
@@ -280,7 +293,10 @@ def gather(files: list[Path], index_dir: Path, cache: Path) -> tuple[list[dict],
                "corpus": "bundled"} for lb in labels]
     settings_by = {c: corpus_settings(c, index_dir) for c in sorted({it["corpus"] for it in items})}
     groups = {c: [it for it in items if it["corpus"] == c] for c in settings_by}
-    framing_list = framing(settings_by, [it for it in items if it["file"] != "which_labels"])
+    # the area-fact files' every question was written to share no 4-word run with any abstract (their READMEs), so
+    # their words no gold paper holds are paraphrases of the topic ("team", "net"), not how users frame a question
+    framing_list = framing(settings_by, [it for it in items if it["file"] != "which_labels"
+                                         and not it["file"].startswith("area_facts_")])
     words = [w for c, its in groups.items() for w in word_examples(settings_by[c], its, frozenset(framing_list))]
     # each file's questions are read with the missing-word model of the other files ("" : all of them)
     xw, yw, gw = word_arrays(words)
@@ -446,7 +462,8 @@ def main() -> int:
 
     provenance = {"fitted_on": [f"{f.parent.name}/{f.name}" for f in files] + ["data/which_labels.jsonl (intent)"],
                   "corpus": "bundled ICLR 2026 abstracts (95); corpora/<slice>_questions.jsonl over the "
-                            "300-paper arXiv slice benchmarks/data/corpora/<slice>.jsonl",
+                            "300-paper arXiv slice benchmarks/data/corpora/<slice>.jsonl; area_facts/<slice>.jsonl "
+                            "over that slice (iclr95: the bundled abstracts)",
                   "script": "benchmarks/fit_decisions.py", "date": time.strftime("%Y-%m-%d"),
                   "cross_validation": "leave one file out",
                   "field_counts": background.provenance() | {"vocabulary_share": background.VOCABULARY_SHARE}}

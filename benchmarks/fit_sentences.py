@@ -74,9 +74,10 @@ def record(index_dir: Path) -> list[dict]:
             conv.ask(question)
             for c in calls:
                 c["y"] = np.array([any(x in s.lower() for x in facts) for s in c["sentences"]])
-            rows.append({"file": path.stem, "id": item.get("id"), "facts": facts, "calls": calls})
+            rows.append({"file": f.file_name(path), "id": item.get("id"), "facts": facts, "calls": calls})
             calls = None
-        print(f"  {path.stem}: {sum(r['file'] == path.stem for r in rows)} fact questions", file=sys.stderr)
+        print(f"  {f.file_name(path)}: {sum(r['file'] == f.file_name(path) for r in rows)} fact questions",
+              file=sys.stderr)
     return rows
 
 
@@ -90,7 +91,7 @@ def question_files() -> list[Path]:
 def corpus_of(path: Path) -> str:
     import fit_decisions as f
 
-    return f.corpus_of(path.stem)
+    return f.corpus_of(f.file_name(path))
 
 
 def hand_score(cos: np.ndarray, shares: np.ndarray, sentences: list[str], gist: bool) -> np.ndarray:

@@ -32,7 +32,7 @@ def main() -> int:
 
     cache = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / ".work" / "signals.json"
     _, _, words = fd.gather([], None, cache)
-    corpus = {f.stem: fd.corpus_of(f.stem) for f in fd.question_files()}
+    corpus = {fd.file_name(f): fd.corpus_of(fd.file_name(f)) for f in fd.question_files()}
     found_by: dict = {}
     drops_of: dict[str, dict[str, float]] = {}
     rel = []
