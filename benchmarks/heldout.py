@@ -8,7 +8,8 @@ the plain dense cosine (MiniLM, best chunk per paper) as a reference.
 Sets: heldout_iclr.jsonl, casual_heldout.jsonl, mixed_heldout.jsonl and iclr_fresh.jsonl over the bundled 95 papers;
 arxiv300_questions.jsonl over arxiv300.jsonl, 300 papers drawn from ../shared/corpus/arxiv-ml with random.Random(300),
 arxiv300b_questions.jsonl over arxiv300b.jsonl, arxiv300c_questions.jsonl over arxiv300c.jsonl and
-arxiv300d_questions.jsonl over arxiv300d.jsonl, 300 others each
+arxiv300d_questions.jsonl over arxiv300d.jsonl, arxiv300e_questions.jsonl over arxiv300e.jsonl and
+arxiv300f_questions.jsonl over arxiv300f.jsonl, 300 others each
 (see data/heldout/README.md). Writes benchmarks/results/heldout.json, keeping the
 runs recorded under other labels (the first run is kept as "first_run").
 """
@@ -126,6 +127,10 @@ def main() -> int:
         # them; its first run is the label arxiv300e_first_run_2026_12_04 (code fb3f269)
         "arxiv300e": lambda: score(DATA / "arxiv300e_questions.jsonl",
                                    arxiv300_index(args.work, "arxiv300e", **overrides)),
+        # added 2026-12-04 (session 33), written after that session's changes and first run on them; its first run
+        # is the label arxiv300f_first_run_2026_12_04
+        "arxiv300f": lambda: score(DATA / "arxiv300f_questions.jsonl",
+                                   arxiv300_index(args.work, "arxiv300f", **overrides)),
     }
     results = {name: run() for name, run in sets.items()
                if not args.sets or any(name.startswith(s) for s in args.sets)}
