@@ -297,3 +297,57 @@ def test_progress_moves_within_a_group_and_ends_at_the_paper_count(tmp_path, mon
     assert {t for _, t in seen} == {6} and done[0] == 0 and done[-1] == 6
     assert done == sorted(done)  # never goes back
     assert set(done) - {0, 4, 6}  # steps inside a group, not only at its end
+
+
+def test_a_bm25_load_never_mixes_two_saved_versions(mini_index):
+    """A writer swaps a new BM25 directory in (two renames) while readers load the old one file by file: a load
+    across the swap read one version's document count and the other's postings (an IndexError in a search during
+    an ingest). A reader gets one whole version, whichever it is."""
+    import shutil
+    import threading
+    import time
+
+    import bm25s
+
+    from assistant.store.files import scratch, swap_in
+    from assistant.store.layout import BM25
+
+    settings = Settings(index_dir=mini_index)
+    valid = mini_index / "bm25-valid"
+    shutil.copytree(mini_index / BM25, valid)
+    other = bm25s.BM25()  # another version: more papers, another state
+    other.index(bm25s.tokenize([f"paper {i} on topic {i % 4}" for i in range(40)], show_progress=False),
+                show_progress=False)
+    stop = threading.Event()
+
+    def writer():
+        k = 0
+        while not stop.is_set():
+            tmp, final, old = scratch(mini_index, BM25)
+            if k % 2:
+                other.save(str(tmp), show_progress=False)
+                (tmp / "ids.json").write_text(json.dumps({"state": "another", "ids": []}))
+            else:
+                shutil.copytree(valid, tmp)
+            try:
+                swap_in(tmp, final, old)
+            except OSError:  # a reader's rebuild got there first
+                pass
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(old, ignore_errors=True)
+            k += 1
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        idx, loads, until = Index(settings), 0, time.monotonic() + 3
+        while time.monotonic() < until:
+            idx._bm25 = None
+            retriever, ids = idx.bm25()
+            postings = retriever.scores["indices"]
+            assert retriever.scores["num_docs"] == len(ids) == 6 and (len(postings) == 0 or max(postings) < 6)
+            loads += 1
+    finally:
+        stop.set()
+        thread.join()
+    assert loads > 20

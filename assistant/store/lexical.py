@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from typing import TYPE_CHECKING
 
 from assistant.store.chunks import bm25_text
@@ -27,20 +28,54 @@ class LexicalSide:
     def bm25(self):
         """(bm25s index, ids) loaded from disk; rebuilt when missing or out of sync."""
         if self._bm25 is None:
-            bm25s = bm25s_module()
-            path = self.dir / BM25
-            try:
-                ids = json.loads((path / "ids.json").read_text())
-                if ids.get("state") != self.state_tag or ids.get("version") != BM25_VERSION or \
-                        ids.get("crc") != files_crc(path):
-                    raise ValueError("stale or damaged")
-                # at scale memory-mapped: a client's memory is what its searches touch of the index
-                self._bm25 = bm25s.BM25.load(str(path), mmap=self.at_scale, show_progress=False, verbosity=0)
-                self._bm25_ids = ids["ids"]
-                self._bm25_pos = self._term_max = None
-            except (OSError, ValueError, KeyError, json.JSONDecodeError):
+            saved = self._saved_bm25()
+            if saved is None:
                 self.rebuild_bm25()
+            else:
+                self._bm25, self._bm25_ids = saved
+                self._bm25_pos = self._term_max = None
         return self._bm25, self._bm25_ids
+
+    def _saved_bm25(self):
+        """(bm25s index, ids) as saved under this index's state, or None when missing, stale or damaged.
+
+        A writer puts a new directory in place with two renames (files.swap_in) while readers may be loading
+        the old one, file by file: files read across a swap would mix two versions (a document count from one,
+        postings from the other). So the load counts only when the directory it started on is still the one in
+        place (its inode), and is tried again otherwise."""
+        bm25s = bm25s_module()
+        path = self.dir / BM25
+
+        def still(inode: int | None, record: str | None = None) -> bool:  # the directory read is still in place
+            try:  # (and its record unchanged: a freed inode may be reused by the next directory)
+                return inode is not None and path.stat().st_ino == inode and \
+                    (record is None or (path / "ids.json").read_text() == record)
+            except OSError:
+                return False
+
+        absent = 0
+        for _ in range(50):
+            started_on = None
+            try:
+                started_on = path.stat().st_ino
+                record = (path / "ids.json").read_text()
+                ids = json.loads(record)
+                if ids.get("state") == self.state_tag and ids.get("version") == BM25_VERSION and \
+                        ids.get("crc") == files_crc(path):
+                    # at scale memory-mapped: a client's memory is what its searches touch of the index
+                    loaded = bm25s.BM25.load(str(path), mmap=self.at_scale, show_progress=False, verbosity=0)
+                    if still(started_on, record):
+                        return loaded, ids["ids"]
+                elif still(started_on):
+                    return None  # stale or damaged
+            except (OSError, ValueError, KeyError, json.JSONDecodeError):
+                if still(started_on):
+                    return None  # damaged
+                absent += started_on is None
+                if absent > 3:
+                    return None  # none saved (not just between a swap's two renames)
+            time.sleep(0.005)  # a writer was swapping a new one in: read that
+        return None
 
     def bm25_positions(self) -> dict[str, int]:
         """paper id -> its row in the BM25 index (built once per BM25 load)."""
