@@ -60,8 +60,10 @@ def term_count(term: str) -> int:
 
 
 def pair_count(a: str, b: str) -> int:
-    """How many background abstracts write the stemmed terms next to each other, in either order."""
-    return _count("pairs", f"{a} {b}") + (_count("pairs", f"{b} {a}") if a != b else 0)
+    """How many background abstracts write the stemmed terms next to each other, in either order (an abstract
+    writing both orders counts once: the table's keys are the pair in sorted order)."""
+    a, b = sorted((a, b))
+    return _count("pairs", f"{a} {b}")
 
 
 def triple_count(a: str, b: str, c: str) -> int:
