@@ -6,8 +6,9 @@ about, "tell me more", a choice among the papers just cited, or chit-chat.
 Data: the package's labelled exemplars (assistant/data/turn_exemplars.jsonl, written on general ML topics without
 reading the corpus), every turn of the conversation files in benchmarks/data (their ``labels``; a file without
 them: the first turn new, the others follow-ups), and every single question of the question files (new). Never the
-held-out sets. A multinomial logistic regression; its regularisation is chosen by the leave-one-file-out
-accuracy on the files' turns (the exemplars are always fitted on), and that cross-validated accuracy, per label,
+held-out sets. Each turn is read with the turn before it (the exemplars' ``previous``, the conversation's last
+turn; none for a first turn or a single question). A multinomial logistic regression; its regularisation is
+chosen by the leave-one-file-out accuracy on the files' turns (the exemplars are always fitted on), and that cross-validated accuracy, per label,
 is stored with the weights.
 """
 
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fit_decisions import question_files
+from fit_decisions import file_name, question_files
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -34,7 +35,7 @@ C_GRID = (0.03, 0.1, 0.3, 1.0)
 
 def training_rows() -> list[dict]:
     """(text, label, file) of every training turn."""
-    rows = [{"text": r["turn"], "label": r["label"], "file": "turn_exemplars"}
+    rows = [{"text": r["turn"], "label": r["label"], "file": "turn_exemplars", "previous": r.get("previous") or None}
             for r in map(json.loads, EXEMPLARS.read_text(encoding="utf-8").splitlines()[1:]) if r]
     for path in question_files():
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -43,14 +44,26 @@ def training_rows() -> list[dict]:
             item = json.loads(line)
             turns = item.get("turns") or [item["question"]]
             labels = item.get("labels") or ["new"] + ["followup"] * (len(turns) - 1)
-            rows += [{"text": t, "label": lab, "file": path.stem} for t, lab in zip(turns, labels)]
+            rows += [{"text": t, "label": lab, "file": file_name(path), "previous": turns[i - 1] if i else None}
+                     for i, (t, lab) in enumerate(zip(turns, labels))]
     return rows
 
 
-def design(rows: list[dict], vectors: np.ndarray, vocab: list[str]) -> np.ndarray:
+def design(rows: list[dict], vectors: np.ndarray, vocab: list[str], previous: list[np.ndarray | None],
+           fill: float) -> np.ndarray:
     from assistant.chat.turns import features
 
-    return np.array([features(r["text"], v, vocab) for r, v in zip(rows, vectors)])
+    return np.array([features(r["text"], v, vocab, p, fill) for r, v, p in zip(rows, vectors, previous)])
+
+
+def previous_vectors(rows: list[dict], vectors: np.ndarray, embed) -> tuple[list[np.ndarray | None], float]:
+    """Each row's previous turn's vector (None for a first turn or a single question), and the mean cosine to it
+    over the rows that have one: what the model reads when there is none."""
+    texts = sorted({r["previous"] for r in rows if r["previous"]})
+    by_text = dict(zip(texts, embed(texts))) if texts else {}
+    previous = [by_text[r["previous"]] if r["previous"] else None for r in rows]
+    cosines = [float(v @ p) for v, p in zip(vectors, previous) if p is not None]
+    return previous, float(np.mean(cosines)) if cosines else 0.0
 
 
 def fit(x: np.ndarray, y: np.ndarray, c: float):
@@ -89,9 +102,11 @@ def main() -> int:
     args = ap.parse_args()
     started = time.process_time()
     rows = training_rows()
-    vectors = embed_array(LocalMiniLM(), [r["text"] for r in rows])
+    embedder = LocalMiniLM()
+    vectors = embed_array(embedder, [r["text"] for r in rows])
+    previous, fill = previous_vectors(rows, vectors, lambda texts: embed_array(embedder, texts))
     vocab = vocabulary([r["text"] for r in rows], VOCAB_MIN)
-    x, y = design(rows, vectors, vocab), np.array([r["label"] for r in rows])
+    x, y = design(rows, vectors, vocab, previous, fill), np.array([r["label"] for r in rows])
     files = np.array([r["file"] for r in rows])
     # judged on the conversation files' turns: the single questions are all "new" and would swamp the figure
     held = np.array([r["file"] != "turn_exemplars" and r["file"].startswith("conversations") for r in rows])
@@ -109,7 +124,9 @@ def main() -> int:
     order = [list(lr.classes_).index(lab) for lab in LABELS]
     out = {"labels": list(LABELS), "vocab": vocab, "mean": mean.tolist(), "scale": scale.tolist(),
            "weights": lr.coef_[order].tolist(), "bias": lr.intercept_[order].tolist(), "C": c,
-           "features": [f"v{i}" for i in range(vectors.shape[1])] + ["log_words", "question_mark"]
+           "context_fill": fill,
+           "features": [f"v{i}" for i in range(vectors.shape[1])] + ["log_words", "question_mark",
+                                                                     "previous_cosine", "has_previous"]
            + [f"w:{w}" for w in vocab],
            "cv": {"conversation_turns": scores[c], "single_questions_new": round(single_new, 4),
                   "by_C": {str(k): v["accuracy"] for k, v in scores.items()}},

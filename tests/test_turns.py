@@ -58,3 +58,17 @@ def test_leading_pleasantries_are_dropped_and_a_named_paper_is_kept(embed):
     assert turns.without_chitchat(kept, embed) == kept
     # a leading piece the caller keeps (it names a paper, the corpus answers it) stays
     assert turns.without_chitchat("cool, what is it?", embed, keep=lambda piece: True) == "cool, what is it?"
+
+
+@pytest.mark.parametrize("previous, turn, kind", [
+    ("any work on backdoor attacks in reinforcement learning?", "how about protein design?", "new"),
+    ("which papers study graph neural networks?", "what about music generation?", "new"),
+    ("What is Mamba?", "what about its memory use?", "followup"),
+    ("which papers study graph neural networks?", "and what about the training cost?", "followup"),
+])
+def test_a_turn_is_read_with_the_one_before_it(embed, previous, turn, kind):
+    """"what about X?" switches topic when X is a topic of its own, and follows up when X is something asked of
+    the paper talked about; the model reads the turn with the previous turn's vector (its cosine, and that there
+    is one)."""
+    assert {"previous_cosine", "has_previous"} <= set(json.loads(turns.MODEL_FILE.read_text())["features"])
+    assert turns.read(turn, embed(turn), previous=embed(previous)) == kind

@@ -149,7 +149,8 @@ class Conversation:
                     possible.add("more")
                 if self._choices():
                     possible.add("among")
-            kind = turns.read(question, self.retriever.embed_query(question), frozenset(possible))
+            kind = turns.read(question, self.retriever.embed_query(question), frozenset(possible),
+                              self._previous_vector())
         self._kinds = {key: kind}
         return kind
 
@@ -157,7 +158,12 @@ class Conversation:
         """The question without the pleasantries it opens with ("cool, how big is the dataset?")."""
         from assistant.chat import turns
 
-        return turns.without_chitchat(question, self.retriever.embed_query, keep=self._searchable)
+        return turns.without_chitchat(question, self.retriever.embed_query, keep=self._searchable,
+                                      previous=self._previous_vector())
+
+    def _previous_vector(self):
+        """The vector of the turn before this one (what the turn model reads the turn against), if any."""
+        return self.retriever.embed_query(self.last.question) if self.turns else None
 
     def _searchable(self, text: str) -> bool:
         """Whether the corpus has something on ``text`` though the turn model reads it as chit-chat ("RLHF" alone
