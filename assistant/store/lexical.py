@@ -41,39 +41,35 @@ class LexicalSide:
 
         A writer puts a new directory in place with two renames (files.swap_in) while readers may be loading
         the old one, file by file: files read across a swap would mix two versions (a document count from one,
-        postings from the other). So the load counts only when the directory it started on is still the one in
-        place (its inode), and is tried again otherwise."""
+        postings from the other). So a load counts only when the record it was checked against (``ids.json``,
+        which holds the files' checksum) is still the one in place once it is done, and is tried again
+        otherwise."""
         bm25s = bm25s_module()
         path = self.dir / BM25
 
-        def still(inode: int | None, record: str | None = None) -> bool:  # the directory read is still in place
-            try:  # (and its record unchanged: a freed inode may be reused by the next directory)
-                return inode is not None and path.stat().st_ino == inode and \
-                    (record is None or (path / "ids.json").read_text() == record)
-            except OSError:
-                return False
-
-        absent = 0
-        for _ in range(50):
-            started_on = None
+        def record() -> str | None:
             try:
-                started_on = path.stat().st_ino
-                record = (path / "ids.json").read_text()
-                ids = json.loads(record)
-                if ids.get("state") == self.state_tag and ids.get("version") == BM25_VERSION and \
-                        ids.get("crc") == files_crc(path):
-                    # at scale memory-mapped: a client's memory is what its searches touch of the index
-                    loaded = bm25s.BM25.load(str(path), mmap=self.at_scale, show_progress=False, verbosity=0)
-                    if still(started_on, record):
-                        return loaded, ids["ids"]
-                elif still(started_on):
-                    return None  # stale or damaged
-            except (OSError, ValueError, KeyError, json.JSONDecodeError):
-                if still(started_on):
-                    return None  # damaged
-                absent += started_on is None
-                if absent > 3:
+                return (path / "ids.json").read_text()
+            except OSError:
+                return None
+
+        for attempt in range(50):
+            before = record()
+            if before is None:
+                if attempt >= 3:
                     return None  # none saved (not just between a swap's two renames)
+            else:
+                loaded = ids = None
+                try:
+                    ids = json.loads(before)
+                    if ids.get("state") == self.state_tag and ids.get("version") == BM25_VERSION and \
+                            ids.get("crc") == files_crc(path):
+                        # at scale memory-mapped: a client's memory is what its searches touch of the index
+                        loaded = bm25s.BM25.load(str(path), mmap=self.at_scale, show_progress=False, verbosity=0)
+                except (OSError, ValueError, KeyError, json.JSONDecodeError):
+                    pass
+                if record() == before:  # nothing was swapped in meanwhile: this is what is saved
+                    return (loaded, ids["ids"]) if loaded is not None and "ids" in ids else None
             time.sleep(0.005)  # a writer was swapping a new one in: read that
         return None
 
