@@ -23,9 +23,8 @@ HERE = Path(__file__).resolve().parent
 ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 ap.add_argument("--signals-cache", type=Path, default=HERE / ".work" / "signals.json")
 args = ap.parse_args()
-work = HERE / ".work" / "iclr95"
-rows, _, _ = F.gather(F.question_files(), work, args.signals_cache)
-areas = [r for r in rows if r["type"] == "area" and r["file"] != "which_labels"]
+work = F.INDEX_DIR
+areas = F.area_rows(F.training_signals(args.signals_cache, intent=False)[0])
 framing = framing_terms()
 GRID = [round(0.4 + 0.05 * i, 2) for i in range(13)]
 w_now = models()["area_dense_weight"]

@@ -18,7 +18,6 @@ import numpy as np
 
 import fit_decisions as F
 from build_background import slice_ids
-from assistant.search import decide
 from assistant.search.background import is_vocabulary
 from assistant.store.index import Index
 from assistant.text.terms import stem_sequence
@@ -42,9 +41,8 @@ for line in open(args.source, encoding="utf-8"):
 post = {t: np.array(v, dtype=np.int32) for t, v in post.items() if len(v) >= 3}
 print(f"{n_docs} docs, {len(post)} terms, {sum(len(v) for v in post.values())} postings ({time.time()-t0:.0f} s)")
 
-work = HERE / ".work" / "iclr95"
-rows, framing, words = F.gather(F.question_files(), work, args.signals_cache)
-F.fit_intent(rows, work)
+work = F.INDEX_DIR
+rows, framing = F.training_signals(args.signals_cache)
 fr = frozenset(framing)
 papers_by = {}
 seq_cache = {}
@@ -83,19 +81,17 @@ def feats(r):
             best_parts = max(best_parts, lg * max(0.0, pmi))
     return [best_log, best_col, best_parts, best_pmi]
 
-ans = [r for r in rows if r["file"] != "which_labels" and r["type"] != "followup" and not r["named"]]
-xa = np.array([[r["signals"][n] for n in decide.QUESTION_SIGNALS] for r in ans])
+ans = F.answerable_rows(rows)
+xa, ya, ga = F.answerable_data(ans)
 xc = np.array([feats(r) for r in ans])
 print(f"features ({time.time()-t0:.0f} s)")
-ya = np.array([r["type"] != "none" for r in ans], dtype=float)
-ga = [r["file"] for r in ans]
 for i, nm in enumerate(["log", "colloc", "parts", "minpmi"]):
     print(nm, "alone AUC (higher = answerable)", round(F.auc(-xc[ya == 1, i], -xc[ya == 0, i]), 3))
 for name, x in {"base": xa, "+log": np.c_[xa, xc[:, :1]], "+colloc": np.c_[xa, xc[:, 1:2]], "+parts": np.c_[xa, xc[:, 2:3]],
                 "+minpmi": np.c_[xa, xc[:, 3:4]], "+all4": np.c_[xa, xc]}.items():
     oof = F.out_of_fold(x, ya, ga, F.C["answerable"])
-    a = np.sort(oof[ya == 1]); t = a[int(np.floor(0.03 * len(a)))]
-    print(f"{name:10s} AUC {F.auc(oof[ya == 1], oof[ya == 0]):.4f} none@3% {np.mean(oof[ya == 0] < t):.3f} FR {np.mean(oof[ya == 1] < t):.3f}")
+    _, none, refused = F.at_false_refusals(oof, ya)
+    print(f"{name:10s} AUC {F.auc(oof[ya == 1], oof[ya == 0]):.4f} none@3% {none:.3f} FR {refused:.3f}")
 
 
 # nonlinear models on the same signals, with and without the co-occurrence readings
@@ -115,9 +111,8 @@ for x_name, x in (("base", xa), ("+co-occurrence", np.c_[xa, xc])):
     for lr, it, leaf in ((0.05, 200, 8), (0.05, 300, 15), (0.1, 100, 15)):
         oof = oof_model(lambda: HistGradientBoostingClassifier(learning_rate=lr, max_iter=it, min_samples_leaf=leaf,
                                                                random_state=0), x)
-        a = np.sort(oof[ya == 1]); t = a[int(np.floor(0.03 * len(a)))]
         print(f"boosted trees {x_name} lr {lr} iter {it} leaf {leaf}: AUC {F.auc(oof[ya == 1], oof[ya == 0]):.4f} "
-              f"none@3% {np.mean(oof[ya == 0] < t):.3f}")
+              f"none@3% {F.at_false_refusals(oof, ya)[1]:.3f}")
     oof = oof_model(lambda: RandomForestClassifier(n_estimators=300, min_samples_leaf=3, random_state=0), x)
-    a = np.sort(oof[ya == 1]); t = a[int(np.floor(0.03 * len(a)))]
-    print(f"random forest {x_name}: AUC {F.auc(oof[ya == 1], oof[ya == 0]):.4f} none@3% {np.mean(oof[ya == 0] < t):.3f}")
+    print(f"random forest {x_name}: AUC {F.auc(oof[ya == 1], oof[ya == 0]):.4f} "
+          f"none@3% {F.at_false_refusals(oof, ya)[1]:.3f}")

@@ -37,6 +37,8 @@ from _bundled import bundled_index
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parents[1] / "shared"
 OUT = HERE.parent / "assistant" / "data" / "decisions.json"
+#: The bundled corpus's benchmark index; each arXiv slice's is built beside it (corpus_settings).
+INDEX_DIR = HERE / ".work" / "iclr95"
 ABSENT_SHARE = 0.15
 #: The share of answerable questions the answerable threshold may refuse out of fold: issue 28's acceptance (<= 3%).
 #: Until session 30 the threshold minimised the cost with ABSENT_SHARE instead; with the field's triples that rule
@@ -349,21 +351,48 @@ def fit_intent(rows: list[dict], index_dir: Path) -> dict:
                    exemplars="assistant/data/intent_exemplars.jsonl")
 
 
+def answerable_data(ans: list[dict]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The answerable model's data: each question's decide.QUESTION_SIGNALS, whether it is answerable, its file."""
+    from assistant.search import decide
+
+    x = np.array([[r["signals"][n] for n in decide.QUESTION_SIGNALS] for r in ans])
+    return x, np.array([r["type"] != "none" for r in ans], dtype=float), [r["file"] for r in ans]
+
+
+def answerable_rows(rows: list[dict]) -> list[dict]:
+    """The questions the answerable model is fitted on: not a named paper (answered from it whatever the signals),
+    not a follow-up (its label is about its last turn), not a `which` criterion."""
+    return [r for r in rows if r["file"] != "which_labels" and r["type"] != "followup" and not r["named"]]
+
+
+def at_false_refusals(oof: np.ndarray, y: np.ndarray, rate: float = MAX_FALSE_REFUSALS) -> tuple[float, float, float]:
+    """(threshold, none accuracy, false refusals) of the threshold that refuses at most ``rate`` of the answerable
+    questions (``y`` 1) by their probabilities ``oof``."""
+    answerable = np.sort(oof[y == 1])
+    t = float(answerable[int(np.floor(rate * len(answerable)))])  # refuses the ones below it
+    return t, float(np.mean(oof[y == 0] < t)), float(np.mean(oof[y == 1] < t))
+
+
+def training_signals(cache: Path, intent: bool = True) -> tuple[list[dict], list[str]]:
+    """The training files' rows and framing terms, from ``cache`` (gathered first when missing), each row with
+    its out-of-fold area probability when ``intent``: where the measuring scripts (cooc_signals.py, ...) start."""
+    rows, framing_list, _ = gather(question_files(), INDEX_DIR, cache)
+    if intent:
+        fit_intent(rows, INDEX_DIR)
+    return rows, framing_list
+
+
 def fit_answerable(ans: list[dict]) -> dict:
     """Does the corpus answer the question; the threshold refuses as many absent topics as it can while refusing at
     most MAX_FALSE_REFUSALS of the answerable questions out of fold."""
     from assistant.search import decide
 
-    xa = np.array([[r["signals"][n] for n in decide.QUESTION_SIGNALS] for r in ans])
-    ya = np.array([r["type"] != "none" for r in ans], dtype=float)
-    ga = np.array([r["file"] for r in ans])
-    oof_a = out_of_fold(xa, ya, list(ga), C["answerable"])
-    answerable = np.sort(oof_a[ya == 1])
-    t_a = float(answerable[int(np.floor(MAX_FALSE_REFUSALS * len(answerable)))])  # refuses the ones below it
-    cost = (1 - ABSENT_SHARE) * np.mean(oof_a[ya == 1] < t_a) + ABSENT_SHARE * np.mean(oof_a[ya == 0] >= t_a)
+    xa, ya, groups = answerable_data(ans)
+    ga = np.array(groups)
+    oof_a = out_of_fold(xa, ya, groups, C["answerable"])
+    t_a, none_acc, fr = at_false_refusals(oof_a, ya)
+    cost = (1 - ABSENT_SHARE) * fr + ABSENT_SHARE * (1 - none_acc)
     oof_auc = auc(oof_a[ya == 1], oof_a[ya == 0])
-    fr = float(np.mean(oof_a[ya == 1] < t_a))
-    none_acc = float(np.mean(oof_a[ya == 0] < t_a))
     per_file = {g: {"none_accuracy": round(float(np.mean(oof_a[(ga == g) & (ya == 0)] < t_a)), 3)
                     if ((ga == g) & (ya == 0)).any() else None,
                     "false_refusals": round(float(np.mean(oof_a[(ga == g) & (ya == 1)] < t_a)), 3)
@@ -423,11 +452,16 @@ def fit_relevant(ans: list[dict]) -> dict:
                    cv={"nongold_share": round(nongold, 4), "gold_kept": round(recall, 4), "n": len(yr_)})
 
 
+def area_rows(rows: list[dict]) -> list[dict]:
+    """The area questions of the question files (not `which` criteria)."""
+    return [r for r in rows if r["type"] == "area" and r["file"] != "which_labels"]
+
+
 def fit_area_ranking(rows: list[dict]) -> dict:
     """The cosine's share in an area question's order (the rest: BM25 over its ceiling)."""
     from assistant.service.evaluate import ndcg_at
 
-    areas = [r for r in rows if r["type"] == "area" and r["file"] != "which_labels"]
+    areas = area_rows(rows)
     grid = [round(0.5 + 0.05 * i, 2) for i in range(11)]
     by_w = {w: float(np.mean([ndcg_at([p for p, _, _ in sorted(r["pool"], key=lambda x: -(w * x[1] + (1 - w) * x[2]
                                                                                          / (r["ceiling"] or 1.0)))],
@@ -440,7 +474,7 @@ def fit_area_ranking(rows: list[dict]) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--index-dir", type=Path, default=HERE / ".work" / "iclr95")
+    ap.add_argument("--index-dir", type=Path, default=INDEX_DIR)
     ap.add_argument("--signals-cache", type=Path, default=HERE / ".work" / "signals.json",
                     help="reuse the signals collected by an earlier run (delete it after changing decide.signals)")
     args = ap.parse_args()
@@ -454,7 +488,7 @@ def main() -> int:
     intent = fit_intent(rows, args.index_dir)
     # a question that names a paper is answered from it whatever the signals, and a followup item's label is
     # about its last turn: neither is fitted for answerable or relevant
-    ans = [r for r in rows if r["file"] != "which_labels" and r["type"] != "followup" and not r["named"]]
+    ans = answerable_rows(rows)
     answerable = fit_answerable(ans)
     relevant = fit_relevant(ans)
     area_ranking = fit_area_ranking(rows)

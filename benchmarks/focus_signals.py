@@ -26,9 +26,8 @@ ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 ap.add_argument("--signals-cache", type=Path, default=HERE / ".work" / "signals.json")
 args = ap.parse_args()
 t0 = time.time()
-work = HERE / ".work" / "iclr95"
-rows, framing, words = F.gather(F.question_files(), work, args.signals_cache)
-F.fit_intent(rows, work)
+work = F.INDEX_DIR
+rows, framing = F.training_signals(args.signals_cache)
 fr = frozenset(framing)
 indexes, focus_cache, all_cache = {}, {}, {}
 
@@ -70,12 +69,10 @@ def feats(r):
     return [best_focus, share(a0 - f0)]
 
 
-ans = [r for r in rows if r["file"] != "which_labels" and r["type"] != "followup" and not r["named"]]
-xa = np.array([[r["signals"][n] for n in decide.QUESTION_SIGNALS] for r in ans])
+ans = F.answerable_rows(rows)
+xa, ya, ga = F.answerable_data(ans)
 xf = np.array([feats(r) for r in ans])
 print(f"features ({time.time() - t0:.0f} s)")
-ya = np.array([r["type"] != "none" for r in ans], dtype=float)
-ga = [r["file"] for r in ans]
 orig = np.array([not g.startswith("area_facts_") for g in ga])
 for i, nm in enumerate(["focus coverage", "held outside the focus"]):
     print(nm, "alone AUC (higher = answerable)", round(F.auc(xf[ya == 1, i], xf[ya == 0, i]), 3),
@@ -84,7 +81,6 @@ for name, x in {"base": xa, "+focus": np.c_[xa, xf[:, :1]], "+outside": np.c_[xa
                 "+both": np.c_[xa, xf]}.items():
     oof = F.out_of_fold(x, ya, ga, F.C["answerable"])
     for part, m in (("28 files", np.ones(len(ya), bool)), ("25 files", orig)):
-        a = np.sort(oof[m & (ya == 1)])
-        t = a[int(np.floor(0.03 * len(a)))]
+        _, none, refused = F.at_false_refusals(oof[m], ya[m])
         print(f"{name:9s} {part}: AUC {F.auc(oof[m & (ya == 1)], oof[m & (ya == 0)]):.4f} "
-              f"none@3% {np.mean(oof[m & (ya == 0)] < t):.3f} FR {np.mean(oof[m & (ya == 1)] < t):.3f}")
+              f"none@3% {none:.3f} FR {refused:.3f}")

@@ -21,10 +21,9 @@ ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 ap.add_argument("--signals-cache", type=Path, default=HERE / ".work" / "signals.json")
 args = ap.parse_args()
 t0 = time.time()
-work = F.HERE / ".work" / "iclr95"
-rows, framing, words = F.gather(F.question_files(), work, args.signals_cache)
-F.fit_intent(rows, work)
-ans = [r for r in rows if r["file"] != "which_labels" and r["type"] != "followup" and not r["named"]]
+work = F.INDEX_DIR
+rows, framing = F.training_signals(args.signals_cache)
+ans = F.answerable_rows(rows)
 rets = {}
 title_vec, cache_pv, cache_cs = {}, {}, {}
 def R(c):
@@ -80,7 +79,7 @@ area = np.array([r["signals"]["area"] >= 0.5 for r in ans])
 oof = F.out_of_fold(xq, y, list(g), F.C["answerable"])
 print("area share: absent", area[y == 0].mean().round(3), "answerable", area[y == 1].mean().round(3))
 def best_single(o, yy, fr=0.03):
-    a = np.sort(o[yy == 1]); t = a[int(np.floor(fr * len(a)))]; return t
+    return F.at_false_refusals(o, yy, fr)[0]
 t = best_single(oof, y)
 print(f"single: none {np.mean(oof[y == 0] < t):.3f} FR {np.mean(oof[y == 1] < t):.3f}")
 # two thresholds: grid, pooled FR <= 3%
