@@ -8,8 +8,8 @@ reading the corpus), every turn of the conversation files in benchmarks/data (th
 them: the first turn new, the others follow-ups), and every single question of the question files (new). Never the
 held-out sets. Each turn is read with the turn before it (the exemplars' ``previous``, the conversation's last
 turn; none for a first turn or a single question). A multinomial logistic regression; its regularisation is
-chosen by the leave-one-file-out accuracy on the files' turns (the exemplars are always fitted on), and that cross-validated accuracy, per label,
-is stored with the weights.
+chosen by the leave-one-file-out accuracy on the files' turns (the exemplars are always fitted on), and that
+cross-validated accuracy, per label, is stored with the weights.
 """
 
 from __future__ import annotations
@@ -59,8 +59,9 @@ def design(rows: list[dict], vectors: np.ndarray, vocab: list[str], previous: li
 def previous_vectors(rows: list[dict], vectors: np.ndarray, embed) -> tuple[list[np.ndarray | None], float]:
     """Each row's previous turn's vector (None for a first turn or a single question), and the mean cosine to it
     over the rows that have one: what the model reads when there is none."""
-    texts = sorted({r["previous"] for r in rows if r["previous"]})
-    by_text = dict(zip(texts, embed(texts))) if texts else {}
+    by_text = {r["text"]: v for r, v in zip(rows, vectors)}  # most previous turns are rows themselves
+    texts = sorted({r["previous"] for r in rows if r["previous"]} - set(by_text))
+    by_text |= dict(zip(texts, embed(texts))) if texts else {}
     previous = [by_text[r["previous"]] if r["previous"] else None for r in rows]
     cosines = [float(v @ p) for v, p in zip(vectors, previous) if p is not None]
     return previous, float(np.mean(cosines)) if cosines else 0.0
