@@ -1,4 +1,6 @@
 import json
+import shutil
+import zlib
 
 import pytest
 
@@ -96,10 +98,12 @@ print(json.dumps({"n": len(papers), "show": title, "listed": listed, "chromadb":
     assert chroma.chunk_texts(list(got["snippets"])) == got["snippets"]
     (mini_index / "kept.json").rename(mini_index / "papers.json")
     # a snapshot of another paper set (an ingest changed the index) is not read
-    data = json.loads((mini_index / "papers.json").read_text())
-    data["fingerprint"] = "0" * 16
+    head, _, payload = (mini_index / "papers.json").read_bytes().partition(b"\n")
+    data, header = json.loads(payload), json.loads(head)
     data["papers"] = data["papers"][:1]
-    (mini_index / "papers.json").write_text(json.dumps(data))
+    payload = json.dumps(data).encode()
+    header.update(fingerprint="0" * 16, crc=f"{zlib.crc32(payload):08x}")
+    (mini_index / "papers.json").write_bytes(json.dumps(header).encode() + b"\n" + payload)
     assert len(Index(Settings(index_dir=mini_index)).all_papers()) == 6
 
 
@@ -113,20 +117,27 @@ def test_reingesting_the_same_file_adds_nothing(mini_index):
     assert idx.count() == 6 and idx.chunks.count() == before
 
 
-def _mini_with_new_third_abstract(tmp_path):
-    """mini.txt with paper mini#3's abstract replaced."""
-    text = (FIXTURES / "mini.txt").read_text(encoding="utf-8")
+def _ingested_copy(tmp_path, index_dir):
+    """A copy of mini.txt ingested into a new index at ``index_dir`` (the user's own file, to edit)."""
+    mine = tmp_path / "mini.txt"
+    shutil.copy(FIXTURES / "mini.txt", mine)
+    ingest(load_papers([mine])[0], Settings(index_dir=index_dir))
+    return mine
+
+
+def _mini_with_new_third_abstract(mine):
+    """The file ``mine`` (a copy of mini.txt) with its third abstract replaced, as a user edits it."""
+    text = mine.read_text(encoding="utf-8")
     header, body = text.split("\n", 1)
     paras = [p for p in body.split("\n\n") if p.strip()]
     paras[2] = "Zorblaxian quasi-widgets are studied here. We propose Zorblax, a tiny method."
-    changed = tmp_path / "mini.txt"
-    changed.write_text(header + "\n\n" + "\n\n".join(paras) + "\n", encoding="utf-8")
-    return changed
+    mine.write_text(header + "\n\n" + "\n\n".join(paras) + "\n", encoding="utf-8")
+    return mine
 
 
-def test_changed_abstract_replaces_old_chunks_and_bm25_follows(mini_index, tmp_path):
-    settings = Settings(index_dir=mini_index)
-    changed = _mini_with_new_third_abstract(tmp_path)
+def test_changed_abstract_replaces_old_chunks_and_bm25_follows(tmp_path):
+    settings = Settings(index_dir=tmp_path / "idx")
+    changed = _mini_with_new_third_abstract(_ingested_copy(tmp_path, tmp_path / "idx"))
     papers, _ = load_papers([changed])
     report = ingest(papers, settings)
     assert report.updated == ["mini#3"] and len(report.unchanged) == 5
@@ -222,12 +233,13 @@ def test_sentence_vectors_are_reused_by_a_new_process_and_a_broken_cache_is_reco
     assert Index(settings).sentence_vectors(paper.id, paper.abstract)[0] == sentences  # the cache was rebuilt
 
 
-def test_chunk_vector_cache_matches_chroma_and_follows_changes(mini_index, tmp_path):
+def test_chunk_vector_cache_matches_chroma_and_follows_changes(tmp_path):
     import numpy as np
 
     from assistant.store.ingest import remove
 
-    settings = Settings(index_dir=mini_index)
+    mine = _ingested_copy(tmp_path, tmp_path / "idx")
+    settings = Settings(index_dir=tmp_path / "idx")
 
     def brute_force(idx, qvec):
         got = idx.chunks.get(include=["embeddings", "metadatas"])
@@ -244,7 +256,7 @@ def test_chunk_vector_cache_matches_chroma_and_follows_changes(mini_index, tmp_p
     qvec = Retriever(idx).embed_query("mixture of thought reasoning")
     assert cached(idx, qvec) == pytest.approx(brute_force(idx, qvec), abs=1e-5)
 
-    changed = _mini_with_new_third_abstract(tmp_path)
+    changed = _mini_with_new_third_abstract(mine)
     ingest(load_papers([changed])[0], settings)
     remove(["mini#5"], settings)
     idx = Index(settings)
@@ -253,7 +265,7 @@ def test_chunk_vector_cache_matches_chroma_and_follows_changes(mini_index, tmp_p
     assert "mini#3::2" not in vectors.chunk_ids  # the old abstract's chunks are gone
     assert cached(idx, qvec) == pytest.approx(brute_force(idx, qvec), abs=1e-5)
 
-    (mini_index / "vectors" / "matrix.npy").write_bytes(b"not a matrix")  # damaged cache: rebuilt on open
+    (tmp_path / "idx" / "vectors" / "matrix.npy").write_bytes(b"not a matrix")  # damaged cache: rebuilt on open
     assert cached(Index(settings), qvec) == pytest.approx(brute_force(idx, qvec), abs=1e-5)
 
     # a paper stored by an ingest killed before its commit is not in the saved matrix: the next
@@ -299,55 +311,52 @@ def test_progress_moves_within_a_group_and_ends_at_the_paper_count(tmp_path, mon
     assert set(done) - {0, 4, 6}  # steps inside a group, not only at its end
 
 
-def test_a_bm25_load_never_mixes_two_saved_versions(mini_index):
-    """A writer swaps a new BM25 directory in (two renames) while readers load the old one file by file: a load
-    across the swap read one version's document count and the other's postings (an IndexError in a search during
-    an ingest). A reader gets one whole version, whichever it is."""
+def test_a_bm25_load_never_mixes_two_saved_versions(mini_index, monkeypatch):
+    """A writer swaps a new BM25 directory in (two renames) while a reader loads the old one file by file: a load
+    across the swap read one version's parameters and the other's postings (an IndexError in a search during an
+    ingest). Here, deterministically, another version is swapped in half-way through the load and the first one
+    (a byte-identical copy) back in before it ends: a check that the record is unchanged across the load cannot
+    see that. A reader gets one whole version."""
     import shutil
-    import threading
-    import time
 
     import bm25s
 
     from assistant.store.files import scratch, swap_in
     from assistant.store.layout import BM25
 
-    settings = Settings(index_dir=mini_index)
     valid = mini_index / "bm25-valid"
     shutil.copytree(mini_index / BM25, valid)
     other = bm25s.BM25()  # another version: more papers, another state
     other.index(bm25s.tokenize([f"paper {i} on topic {i % 4}" for i in range(40)], show_progress=False),
                 show_progress=False)
-    stop = threading.Event()
 
-    def writer():
-        k = 0
-        while not stop.is_set():
-            tmp, final, old = scratch(mini_index, BM25)
-            if k % 2:
-                other.save(str(tmp), show_progress=False)
-                (tmp / "ids.json").write_text(json.dumps({"state": "another", "ids": []}))
-            else:
-                shutil.copytree(valid, tmp)
+    def put(version) -> None:
+        tmp, final, old = scratch(mini_index, BM25)
+        if version is other:
+            other.save(str(tmp), show_progress=False)
+            (tmp / "ids.json").write_text(json.dumps({"state": "another", "ids": []}))
+        else:
+            shutil.copytree(valid, tmp)
+        swap_in(tmp, final, old)  # the old directory is kept (a reader may be reading it), as a writer's
+        # rmtree of it may come later
+
+    real = bm25s.BM25.load_scores
+    swaps = []
+
+    def load_scores(self, *args, **kwargs):  # between the parameters and the postings
+        if not swaps:
+            swaps.append(1)
+            put(other)
             try:
-                swap_in(tmp, final, old)
-            except OSError:  # a reader's rebuild got there first
-                pass
-            shutil.rmtree(tmp, ignore_errors=True)
-            shutil.rmtree(old, ignore_errors=True)
-            k += 1
+                return real(self, *args, **kwargs)
+            finally:
+                put(valid)  # the same version as before, as a new directory
+        return real(self, *args, **kwargs)
 
-    thread = threading.Thread(target=writer)
-    thread.start()
-    try:
-        idx, loads, until = Index(settings), 0, time.monotonic() + 3
-        while time.monotonic() < until:
-            idx._bm25 = None
-            retriever, ids = idx.bm25()
-            postings = retriever.scores["indices"]
-            assert retriever.scores["num_docs"] == len(ids) == 6 and (len(postings) == 0 or max(postings) < 6)
-            loads += 1
-    finally:
-        stop.set()
-        thread.join()
-    assert loads > 20
+    monkeypatch.setattr(bm25s.BM25, "load_scores", load_scores)
+    idx = Index(Settings(index_dir=mini_index))
+    retriever, ids = idx.bm25()
+    postings = retriever.scores["indices"]
+    assert swaps and retriever.scores["num_docs"] == len(ids) == 6 and (len(postings) == 0 or max(postings) < 6)
+    hits = Retriever(idx).search("Mixture-of-Thought truth-table modality", k=1).hits
+    assert hits[0].paper_id == "mini#2"

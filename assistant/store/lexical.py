@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from typing import TYPE_CHECKING
 
 from assistant.store.chunks import bm25_text
-from assistant.store.files import files_crc, scratch, swap_in
+from assistant.store.files import files_crc, listing_bytes, read_pinned, scratch, swap_in
 from assistant.text.terms import bm25s_module, stem_tokenize
 from assistant.store.layout import BM25
 
@@ -17,7 +16,7 @@ if TYPE_CHECKING:  # numpy is imported where used: `papers` and `show` need none
     import numpy as np
 
 #: Bumped whenever what BM25 indexes changes, so stale BM25 indexes are rebuilt on open.
-BM25_VERSION = 3
+BM25_VERSION = 4  # 4: the checksum covers the ids
 
 
 
@@ -37,41 +36,31 @@ class LexicalSide:
         return self._bm25, self._bm25_ids
 
     def _saved_bm25(self):
-        """(bm25s index, ids) as saved under this index's state, or None when missing, stale or damaged.
-
-        A writer puts a new directory in place with two renames (files.swap_in) while readers may be loading
-        the old one, file by file: files read across a swap would mix two versions (a document count from one,
-        postings from the other). So a load counts only when the record it was checked against (``ids.json``,
-        which holds the files' checksum) is still the one in place once it is done, and is tried again
-        otherwise."""
+        """(bm25s index, ids) as saved under this index's state, or None when missing, stale or damaged (the
+        checksum covers every file and the ids, so a changed id is damage too). Read from one version of the
+        directory whatever a writer swaps in meanwhile (files.read_pinned)."""
         bm25s = bm25s_module()
-        path = self.dir / BM25
 
-        def record() -> str | None:
-            try:
-                return (path / "ids.json").read_text()
-            except OSError:
+        def read(folder):
+            ids = json.loads((folder / "ids.json").read_text())
+            if ids.get("state") != self.state_tag or ids.get("version") != BM25_VERSION or \
+                    ids.get("crc") != files_crc(folder, listing_bytes(ids["ids"])):
                 return None
+            # at scale memory-mapped: a client's memory is what its searches touch of the index
+            return bm25s.BM25.load(str(folder), mmap=self.at_scale, show_progress=False, verbosity=0), ids["ids"]
 
-        for attempt in range(50):
-            before = record()
-            if before is None:
-                if attempt >= 3:
-                    return None  # none saved (not just between a swap's two renames)
-            else:
-                loaded = ids = None
-                try:
-                    ids = json.loads(before)
-                    if ids.get("state") == self.state_tag and ids.get("version") == BM25_VERSION and \
-                            ids.get("crc") == files_crc(path):
-                        # at scale memory-mapped: a client's memory is what its searches touch of the index
-                        loaded = bm25s.BM25.load(str(path), mmap=self.at_scale, show_progress=False, verbosity=0)
-                except (OSError, ValueError, KeyError, json.JSONDecodeError):
-                    pass
-                if record() == before:  # nothing was swapped in meanwhile: this is what is saved
-                    return (loaded, ids["ids"]) if loaded is not None and "ids" in ids else None
-            time.sleep(0.005)  # a writer was swapping a new one in: read that
-        return None
+        return read_pinned(self.dir / BM25, read)
+
+    def bm25_status(self) -> str:
+        """ok, missing, stale (built from another committed state) or damaged (checksum), for doctor."""
+        def read(folder):
+            ids = json.loads((folder / "ids.json").read_text())
+            if ids.get("state") != self.state_tag or ids.get("version") != BM25_VERSION:
+                return "stale (built from another state of the store)"
+            return "ok" if ids.get("crc") == files_crc(folder, listing_bytes(ids["ids"])) else \
+                "damaged (checksum mismatch)"
+
+        return read_pinned(self.dir / BM25, read) or "missing or unreadable"
 
     def bm25_positions(self) -> dict[str, int]:
         """paper id -> its row in the BM25 index (built once per BM25 load)."""
@@ -95,10 +84,11 @@ class LexicalSide:
             else:
                 tmp.mkdir(parents=True)
             (tmp / "ids.json").write_text(json.dumps({"state": self.state_tag, "version": BM25_VERSION,
-                                                      "crc": files_crc(tmp), "ids": ids}))
+                                                      "crc": files_crc(tmp, listing_bytes(ids)), "ids": ids}))
             swap_in(tmp, final, old)
-        except OSError:  # a cache: a read-only or full disk keeps it in memory only
-            pass
+            self.derived_errors.pop(BM25, None)
+        except OSError as exc:  # a cache: a read-only or full disk keeps it in memory only (doctor --repair says so)
+            self.derived_errors[BM25] = f"{exc.strerror or exc}"
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
             shutil.rmtree(old, ignore_errors=True)

@@ -9,7 +9,7 @@ import shutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from assistant.store.files import matrix_crc, scratch, swap_in
+from assistant.store.files import listing_bytes, matrix_crc, read_pinned, scratch, swap_in
 from assistant.store.records import PAGE, retry_during_ingest
 from assistant.store.layout import VECTORS
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # numpy is imported where used: `papers` and `show` need none
     import numpy as np
 
 #: Bumped whenever the layout of the cached chunk-vector matrix changes.
-VECTORS_VERSION = 1
+VECTORS_VERSION = 2  # 2: the checksum covers the ids
 
 
 
@@ -57,21 +57,35 @@ class VectorSide:
         return self._vectors
 
     def vectors_from_disk(self, tag: str | None) -> ChunkVectors | None:
-        """The saved matrix if it was built from committed state ``tag`` and its bytes are as saved."""
+        """The saved matrix if it was built from committed state ``tag`` and its bytes and ids are as saved (read
+        from one version of the directory whatever a writer swaps in meanwhile: files.read_pinned)."""
         import numpy as np
 
-        path = self.dir / VECTORS
-        try:
-            meta = json.loads((path / "ids.json").read_text())
+        def read(folder):
+            meta = json.loads((folder / "ids.json").read_text())
             if tag is None or meta.get("state") != tag or meta.get("version") != VECTORS_VERSION:
                 return None
-            matrix = np.load(path / "matrix.npy")
-            if matrix.ndim != 2 or matrix.shape[0] != len(meta["chunk_ids"]) or meta.get("crc") != matrix_crc(matrix):
-                return None  # e.g. rows shuffled or overwritten: rebuilt from Chroma
+            matrix = np.load(folder / "matrix.npy")
+            if matrix.ndim != 2 or matrix.shape[0] != len(meta["chunk_ids"]) or \
+                    meta.get("crc") != matrix_crc(matrix, _listing(meta)):
+                return None  # e.g. rows shuffled, a row or an id overwritten: rebuilt from Chroma
             return ChunkVectors(meta["chunk_ids"], meta["paper_ids"], np.asarray(meta["starts"], dtype=np.int64),
                                 matrix)
-        except (OSError, ValueError, KeyError, EOFError, json.JSONDecodeError):
-            return None
+
+        return read_pinned(self.dir / VECTORS, read)
+
+    def vectors_status(self) -> str:
+        """ok, missing, stale (built from another committed state) or damaged (checksum), for doctor."""
+        import numpy as np
+
+        def read(folder):
+            meta = json.loads((folder / "ids.json").read_text())
+            if meta.get("state") != self.state_tag or meta.get("version") != VECTORS_VERSION:
+                return "stale (built from another state of the store)"
+            crc = matrix_crc(np.load(folder / "matrix.npy"), _listing(meta))
+            return "ok" if crc == meta.get("crc") else "damaged (checksum mismatch)"
+
+        return read_pinned(self.dir / VECTORS, read) or "missing or unreadable"
 
     def rebuild_vectors(self) -> None:
         """Read every chunk vector from Chroma (in pages) and save the matrix."""
@@ -119,12 +133,18 @@ class VectorSide:
         try:
             tmp.mkdir(parents=True)
             np.save(tmp / "matrix.npy", matrix)
-            (tmp / "ids.json").write_text(json.dumps({"state": self.state_tag, "crc": matrix_crc(matrix),
-                                                      "version": VECTORS_VERSION, "chunk_ids": ids,
-                                                      "paper_ids": paper_ids, "starts": starts}))
+            meta = {"state": self.state_tag, "version": VECTORS_VERSION, "chunk_ids": ids, "paper_ids": paper_ids,
+                    "starts": starts}
+            (tmp / "ids.json").write_text(json.dumps({**meta, "crc": matrix_crc(matrix, _listing(meta))}))
             swap_in(tmp, final, old)
-        except OSError:
-            pass
+            self.derived_errors.pop(VECTORS, None)
+        except OSError as exc:  # a cache: a read-only or full disk keeps it in memory only (doctor --repair says so)
+            self.derived_errors[VECTORS] = f"{exc.strerror or exc}"
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
             shutil.rmtree(old, ignore_errors=True)
+
+
+def _listing(meta: dict) -> bytes:
+    """What the matrix's checksum covers besides its bytes: which chunk and paper each row is."""
+    return listing_bytes(meta["chunk_ids"], meta["paper_ids"], list(meta["starts"]))
