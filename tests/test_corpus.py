@@ -281,3 +281,34 @@ def test_readable_shows_latex_markup_as_plain_unicode():
         "we develop two efficient inference-time algorithms"
     for plain in ["costs $5 and $6 here", "no markup at all", r"C:\data\papers.csv", 'a dict {"a": 1}']:
         assert readable(plain) == plain
+
+
+def test_jsonl_strings_holding_line_separators_are_one_record_each(tmp_path):
+    """Issue 47 row 10: valid JSONL whose strings hold raw U+2028, U+2029 or U+0085 was split inside records: 3 of
+    4 records skipped as "malformed", with wrong line numbers."""
+    records = [{"id": f"r{n}", "title": f"Title{sep}{n}", "abstract": f"An abstract{sep}with a separator, number {n}."}
+               for n, sep in enumerate(["\u2028", "\u2029", "\u0085", "\u000b"], 1)]
+    f = tmp_path / "seps.jsonl"
+    f.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n{broken\n", encoding="utf-8")
+    papers, report = load_papers([f])
+    assert [p.id for p in papers] == ["r1", "r2", "r3", "r4"]
+    assert report.skipped == [f"{f}:5: malformed JSON (Expecting property name enclosed in double quotes at column 2)"]
+
+
+def test_a_deeply_nested_line_or_a_huge_number_skips_that_record_only(tmp_path):
+    """Issue 47 row 11: one deeply nested line, or a number of more than 4,300 digits, was a traceback and the
+    whole file was rejected."""
+    f = tmp_path / "odd.jsonl"
+    lines = [json.dumps({"abstract": "A good first abstract about widgets."}),
+             '{"abstract": "nested", "x": ' + "[" * 100_000 + "]" * 100_000 + "}",
+             '{"abstract": "a number", "x": ' + "9" * 5000 + "}",
+             json.dumps({"abstract": "A good last abstract about gadgets."})]
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    papers, report = load_papers([f])
+    assert [p.abstract for p in papers] == ["A good first abstract about widgets.", "A good last abstract about gadgets."]
+    assert any(s.startswith(f"{f}:2: malformed JSON (nested too deeply)") for s in report.skipped)
+    assert any(s.startswith(f"{f}:3: malformed JSON (a value it cannot read") for s in report.skipped)
+    whole = tmp_path / "odd.json"
+    whole.write_text("[" + ", ".join(lines) + "]", encoding="utf-8")
+    with pytest.raises(InputError, match="malformed JSON"):  # one .json document: one clear line, no traceback
+        load_papers([whole])

@@ -30,24 +30,27 @@ def paper_to_meta(paper: Paper) -> dict:
     data = {
         "id": paper.id, "title": paper.title, "source": paper.source, "position": paper.position,
         "authors": list(paper.authors), "url": paper.url, "date": paper.date, "keywords": list(paper.keywords),
-        "urls": list(paper.urls), "title_derived": paper.title_derived, "extra": paper.extra,
+        "urls": list(paper.urls), "title_derived": paper.title_derived, "extra": paper.extra, "origin": paper.origin,
     }
-    return {"paper_id": paper.id, "title": paper.title, "source": paper.source, "position": paper.position,
+    meta = {"paper_id": paper.id, "title": paper.title, "source": paper.source, "position": paper.position,
             "content_hash": paper.content_hash, "abstract": paper.abstract,
             "paper_json": json.dumps(data, ensure_ascii=False, default=str)}
+    if paper.origin:  # the file it came from: a re-ingest of that file replaces what it held (text/ids.py)
+        meta["origin"] = paper.origin
+    return meta
 
 
 def paper_dict(paper: Paper) -> dict:
     return {"id": paper.id, "title": paper.title, "abstract": paper.abstract, "source": paper.source,
             "position": paper.position, "authors": list(paper.authors), "url": paper.url, "date": paper.date,
             "keywords": list(paper.keywords), "urls": list(paper.urls), "title_derived": paper.title_derived,
-            "extra": paper.extra}
+            "extra": paper.extra, "origin": paper.origin}
 
 
 def paper_from_dict(d: dict) -> Paper:
     return Paper(id=d["id"], title=d["title"], abstract=d["abstract"], source=d["source"], position=d["position"],
                  authors=tuple(d["authors"]), url=d["url"], date=d["date"], keywords=tuple(d["keywords"]),
-                 urls=tuple(d["urls"]), title_derived=d["title_derived"], extra=d["extra"])
+                 urls=tuple(d["urls"]), title_derived=d["title_derived"], extra=d["extra"], origin=d.get("origin"))
 
 
 def chunk_to_meta(chunk: Chunk, paper: Paper | None = None) -> dict:

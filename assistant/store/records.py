@@ -21,6 +21,12 @@ def paged(collection, include: list[str]):
 
 
 
+def batches(items: list, size: int):
+    """``items`` in runs of at most ``size``."""
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
 def meta_to_paper(meta: dict, document: str | None = None) -> Paper:
     """The paper a record holds (indexes before 2026-12-01 kept the abstract as the document)."""
     d = json.loads(meta["paper_json"])
@@ -28,7 +34,8 @@ def meta_to_paper(meta: dict, document: str | None = None) -> Paper:
     return Paper(id=d["id"], title=d["title"], abstract=abstract, source=d["source"], position=d["position"],
                  authors=tuple(d.get("authors") or ()), url=d.get("url"), date=d.get("date"),
                  keywords=tuple(d.get("keywords") or ()), urls=tuple(d.get("urls") or ()),
-                 title_derived=bool(d.get("title_derived")), extra=d.get("extra") or {})
+                 title_derived=bool(d.get("title_derived")), extra=d.get("extra") or {},
+                 origin=d.get("origin") or meta.get("origin"))
 
 
 

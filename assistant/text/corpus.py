@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from assistant.errors import InputError
-from assistant.text.titles import derive_title, normalise_space, readable_title
+from assistant.text.paper import Paper
+from assistant.text.titles import derive_title, normalise_space
 
 TEXT_SUFFIXES = {".txt", ".md", ".text", ""}
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
@@ -38,34 +39,6 @@ MAX_ABSTRACT_CHARS = 20_000
 
 _URL_RE = re.compile(r"https?://[^\s<>\"'()\[\]{}]+[^\s<>\"'()\[\]{}.,;:!?]")
 _PARA_SPLIT = re.compile(r"\n[ \t\r\f\v]*\n")
-
-
-@dataclass(frozen=True)
-class Paper:
-    """One abstract. ``title_derived`` is True when the title was made from the abstract."""
-
-    id: str
-    title: str
-    abstract: str
-    source: str
-    position: int
-    authors: tuple[str, ...] = ()
-    url: str | None = None
-    date: str | None = None
-    keywords: tuple[str, ...] = ()
-    urls: tuple[str, ...] = ()
-    title_derived: bool = False
-    extra: dict = field(default_factory=dict, compare=False, hash=False)
-
-    @property
-    def display_title(self) -> str:
-        """The title to show and export: a derived one made readable (:func:`readable_title`), a real one as is."""
-        return readable_title(self.abstract) if self.title_derived else self.title
-
-    @property
-    def content_hash(self) -> str:
-        """Hash of what is embedded: a changed title or abstract means new chunks."""
-        return hashlib.sha256(f"{self.title}\n{self.abstract}".encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -153,8 +126,8 @@ def parse_text_list(path: Path, text: str) -> list[Paper]:
         if not abstract:
             continue
         position += 1
-        papers.append(_make_paper(positional_id(path, position), None, abstract, str(path.name), position,
-                                  {"collection": header} if header else {}))
+        papers.append(replace(_make_paper(positional_id(path, position), None, abstract, str(path.name), position,
+                                          {"collection": header} if header else {}), numbered=True))
     return papers
 
 
@@ -250,7 +223,8 @@ def _record_to_paper(rec: dict, path: Path, where: str, position: int, record_no
         raise InputError(notes[0] + "; fix the record or drop --strict to skip bad fields")
     report.skipped += notes
     pid = rec.get("id", rec.get("_id"))
-    if pid is None or str(pid).strip() == "":
+    numbered = pid is None or str(pid).strip() == ""
+    if numbered:
         pid = positional_id(path, record_no)
     abstract = next((rec[f] for f in ABSTRACT_FIELDS if isinstance(rec.get(f), str) and rec[f].strip()), None)
     if abstract is None:
@@ -258,21 +232,37 @@ def _record_to_paper(rec: dict, path: Path, where: str, position: int, record_no
         report.skipped.append(f"{where}: record {pid} has no 'abstract'" +
                               (f" ('{wrong}' is {_json_kind(rec[wrong])}, not text)" if wrong else ""))
         return None
-    return _make_paper(str(pid).strip(), rec.get("title"), normalise_space(abstract), path.name, position, rec)
+    return replace(_make_paper(str(pid).strip(), rec.get("title"), normalise_space(abstract), path.name, position, rec),
+                   numbered=numbered)
+
+
+def _json_value(text: str):
+    """json.loads, with what it raises besides JSONDecodeError as one reason: a line nested too deeply
+    (RecursionError) or a number of more digits than Python converts (ValueError) is a malformed record, not a
+    traceback that rejects the whole file."""
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"{exc.msg} at column {exc.colno}" if exc.lineno == 1 else f"{exc.msg} at line {exc.lineno}"
+    except RecursionError:
+        return None, "nested too deeply"
+    except ValueError as exc:  # int('9' * 5000): "Exceeds the limit (4300 digits) for integer string conversion"
+        return None, f"a value it cannot read ({str(exc).split(';')[0]})"
 
 
 def parse_jsonl(path: Path, text: str, report: ParseReport, strict: bool = False) -> list[Paper]:
+    """One JSON object per line. Lines end at ``\n`` (or ``\r\n``) only: U+2028, U+2029 and U+0085 are valid
+    inside a JSON string, so they do not end a record (str.splitlines would split there)."""
     papers = []
     record_no = 0
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(text.replace("\r\n", "\n").split("\n"), 1):
         if not line.strip():
             continue
         record_no += 1
         where = f"{path}:{lineno}"
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            msg = f"{where}: malformed JSON ({exc.msg})"
+        rec, error = _json_value(line)
+        if error is not None:
+            msg = f"{where}: malformed JSON ({error})"
             if strict:
                 raise InputError(msg + "; fix the line or drop --strict to skip bad records") from None
             report.skipped.append(msg)
@@ -280,7 +270,11 @@ def parse_jsonl(path: Path, text: str, report: ParseReport, strict: bool = False
         if not isinstance(rec, dict):
             report.skipped.append(f"{where}: not a JSON object")
             continue
-        paper = _record_to_paper(rec, path, where, len(papers) + 1, record_no, report, strict)
+        try:
+            paper = _record_to_paper(rec, path, where, len(papers) + 1, record_no, report, strict)
+        except RecursionError:  # a field nested too deeply to walk
+            report.skipped.append(f"{where}: malformed JSON (nested too deeply)")
+            continue
         if paper is None and strict:
             raise InputError(report.skipped[-1] + "; drop --strict to skip bad records")
         if paper:
@@ -335,7 +329,20 @@ def _parse_csv(path: Path, text: str, report: ParseReport, strict: bool) -> list
     return papers
 
 
+def origin_of(path: Path) -> str:
+    """What a paper records of the file it came from: its absolute path, or ``bundled/<name>`` for the bundled
+    corpus (whose absolute path changes with every install)."""
+    full = Path(path).expanduser().resolve()
+    bundled = bundled_corpus().resolve()
+    return f"bundled/{full.relative_to(bundled)}" if bundled in full.parents else str(full)
+
+
 def parse_file(path: Path, report: ParseReport | None = None, strict: bool = False) -> list[Paper]:
+    origin = origin_of(path)
+    return [replace(p, origin=origin) for p in _parse_file(path, report, strict)]
+
+
+def _parse_file(path: Path, report: ParseReport | None = None, strict: bool = False) -> list[Paper]:
     report = report if report is not None else ParseReport()
     text = _read_text(path, report)
     suffix = path.suffix.lower()
@@ -343,13 +350,17 @@ def parse_file(path: Path, report: ParseReport | None = None, strict: bool = Fal
     if suffix in JSONL_SUFFIXES:
         return parse_jsonl(path, text, report, strict)
     if suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}: malformed JSON ({exc.msg} at line {exc.lineno})") from None
+        data, error = _json_value(text)
+        if error is not None:
+            raise InputError(f"{path}: malformed JSON ({error})") from None
         records = data if isinstance(data, list) else [data]
-        lines = "\n".join(json.dumps(r) for r in records)
-        return parse_jsonl(path, lines, report, strict)
+        lines = []
+        for r in records:
+            try:
+                lines.append(json.dumps(r))  # ASCII: no U+2028 or newline inside a record's line
+            except (RecursionError, ValueError):
+                lines.append("[")  # reported as malformed, with its record number
+        return parse_jsonl(path, "\n".join(lines), report, strict)
     if suffix in CSV_SUFFIXES:
         return parse_csv(path, text, report, strict)
     kind = _looks_like_markup_or_code(text)
@@ -382,23 +393,20 @@ def iter_files(paths: Iterable[Path], report: ParseReport | None = None) -> Iter
 
 
 def load_papers(paths: Iterable[Path] | None = None, strict: bool = False) -> tuple[list[Paper], ParseReport]:
-    """Parse files/directories (default: the bundled corpus); identical abstracts are kept once."""
+    """Parse files/directories (default: the bundled corpus); identical abstracts are kept once. Papers without
+    an id of their own are numbered per file, two files never sharing an id (text/ids.py; an ingest numbers
+    them again against what the index holds)."""
+    from assistant.text.ids import assign
+
     report = ParseReport()
     paths = list(paths) if paths else [bundled_corpus()]
-    papers: list[Paper] = []
+    parsed: list[tuple[Path, Paper]] = []
     seen_text: dict[str, str] = {}
-    seen_id: dict[str, str] = {}
     for path in iter_files(paths, report):
         for paper in parse_file(path, report, strict):
             key = hashlib.sha256(unicodedata.normalize("NFC", paper.abstract).lower().encode()).hexdigest()
             if key in seen_text:
                 report.duplicates.append((paper.id, seen_text[key]))
-                continue
-            if paper.id in seen_id:
-                msg = f"{path}: duplicate id {paper.id} with different text (first seen in {seen_id[paper.id]}); kept the first"
-                if strict:
-                    raise InputError(msg)
-                report.skipped.append(msg)
                 continue
             if len(paper.abstract) > MAX_ABSTRACT_CHARS:
                 report.skipped.append(f"{path}: {paper.id} is {len(paper.abstract):,} characters; "
@@ -406,6 +414,17 @@ def load_papers(paths: Iterable[Path] | None = None, strict: bool = False) -> tu
                 cut = paper.abstract[:MAX_ABSTRACT_CHARS].rsplit(" ", 1)[0]
                 paper = replace(paper, abstract=cut)
             seen_text[key] = paper.id
-            seen_id[paper.id] = str(path)
-            papers.append(paper)
+            parsed.append((path, paper))
+    named, _, _ = assign([p for _, p in parsed])
+    papers: list[Paper] = []
+    seen_id: dict[str, str] = {}
+    for (path, _), paper in zip(parsed, named):
+        if paper.id in seen_id:
+            msg = f"{path}: duplicate id {paper.id} with different text (first seen in {seen_id[paper.id]}); kept the first"
+            if strict:
+                raise InputError(msg)
+            report.skipped.append(msg)
+            continue
+        seen_id[paper.id] = str(path)
+        papers.append(paper)
     return papers, report
