@@ -11,6 +11,7 @@ names being unique across groups, flat (``Settings(top_k=3)``, ``settings.replac
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -271,6 +272,10 @@ class Settings(BaseSettings):
         """Settings as a dict safe to print, by group: the key is masked."""
         out = self.model_dump(mode="json")
         out["llm"]["api_key"] = mask_secret(self.llm.api_key)
+        if self.llm.base_url:  # http://user:pass@host/v1 or ?api-key=...: shown without them
+            out["llm"]["base_url"] = redact_urls(self.llm.base_url)
+        if self.index.chroma_url:
+            out["index"]["chroma_url"] = redact_urls(self.index.chroma_url)
         return out
 
 
@@ -309,6 +314,29 @@ def local_dir(settings: Settings) -> Path:
     if settings.index.chroma_url:
         return base / ("server-" + hashlib.sha256(settings.index.chroma_url.encode()).hexdigest()[:10])
     return base
+
+
+def is_default_dir(settings: Settings) -> bool:
+    """Whether the index directory is the configured default (``index_store/``, or ASSISTANT_INDEX_DIR), the only
+    one the bundled corpus is built into on first use: a directory named with --index-dir may be mistyped."""
+    mine = Path(settings.index.dir).expanduser().resolve()
+    defaults = {Path(IndexSettings.model_fields["dir"].default).resolve()}
+    env = os.environ.get("ASSISTANT_INDEX_DIR", "").strip()
+    if env:
+        defaults.add(Path(env).expanduser().resolve())
+    return mine in defaults
+
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@]*@")
+_QUERY_VALUE = re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://[^\s?#]*\?)([^\s#]*)")
+
+
+def redact_urls(text: str) -> str:
+    """URLs in ``text`` without their credentials (``http://user:pass@host`` -> ``http://***@host``) and with their
+    query values hidden (``?api-key=...`` -> ``?api-key=***``)."""
+    text = _USERINFO.sub(lambda m: f"{m.group(1)}***@", text)
+    return _QUERY_VALUE.sub(lambda m: m.group(1) + "&".join(
+        f"{part.split('=', 1)[0]}=***" if "=" in part else part for part in m.group(2).split("&")), text)
 
 
 def mask_secret(value: str | None) -> str | None:

@@ -42,7 +42,15 @@ def bundled_index_dir(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("bundled") / "index"
     path.mkdir()
     shutil.copy(Path(__file__).parent.parent / "index_store" / ".gitkeep", path)
-    open_index(Settings(index_dir=path))
+    before = os.environ.get("ASSISTANT_INDEX_DIR")
+    os.environ["ASSISTANT_INDEX_DIR"] = str(path)  # the default index directory: built on first use
+    try:
+        open_index(Settings.from_env())
+    finally:
+        if before is None:
+            os.environ.pop("ASSISTANT_INDEX_DIR", None)
+        else:
+            os.environ["ASSISTANT_INDEX_DIR"] = before
     return path
 
 
@@ -167,3 +175,38 @@ def heavy_modules_after(code: str, modules=("chromadb", "onnxruntime", "openai",
     probe = f"{code}\nimport sys; print(','.join(m for m in {tuple(modules)!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     return [m for m in out.stdout.strip().split(",") if m]
+
+
+@contextlib.contextmanager
+def loopback_llm(behave):
+    """A real HTTP server on a loopback port, in a thread, for what respx cannot fake: bytes on the wire at the pace
+    a misbehaving server sends them. ``behave(handler)`` writes the whole raw response to ``handler.wfile``;
+    yields (the base URL, a dict the behaviour may fill: ``hung_up`` is set when the client closed first)."""
+    import http.server
+    import threading
+
+    seen: dict = {"hung_up": False, "requests": 0}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's naming
+            seen["requests"] += 1
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            try:
+                behave(self, seen)
+            except (BrokenPipeError, ConnectionResetError):
+                seen["hung_up"] = True
+
+        do_GET = do_POST  # noqa: N815
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -97,17 +97,19 @@ def test_a_lost_manifest_is_named_never_replaced_by_the_bundled_corpus(mini_inde
     assert top_hit(mini_index)[0] == "mini#2"
 
 
-def test_an_interrupted_first_ingest_is_named_and_finished_by_ingest_not_by_the_bundled_corpus(tmp_path):
+def test_an_interrupted_first_ingest_is_finished_by_the_next_command_never_by_the_bundled_corpus(tmp_path):
     idx, source = tmp_path / "idx", tmp_path / "mine.txt"
     shutil.copy(FIXTURES / "mini.txt", source)
     crash("ingest-group", "ingest", source, "--index-dir", idx, group=2)  # killed after its first 2 papers
     assert stored(idx) == 2
-    for cmd in (["search", "reasoning"], ["papers"], ["doctor"]):
-        res = run(*cmd, "--index-dir", idx)
-        assert res.exit_code in (1, 4) and has(res.output, f"assistant ingest {source}") and "Traceback" not in res.output
-    assert stored(idx) == 2  # nothing was added by a read
+    res = run("doctor", "--index-dir", idx)  # doctor reads, changes nothing, and names both ways to finish it
+    assert res.exit_code == 1 and has(res.output, f"assistant ingest {source}", "doctor --repair")
+    assert stored(idx) == 2
+    res = run("papers", "--json", "--index-dir", idx)  # the next command finishes it from its journal, and says so
+    assert res.exit_code == 0 and has(res.stderr, "finished the interrupted ingest", str(source.resolve()))
+    assert sorted(p["paper_id"] for p in json.loads(res.stdout)) == [f"mine#{n}" for n in range(1, 7)]
     res = run("ingest", source, "--index-dir", idx, "--json")
-    assert res.exit_code == 0 and json.loads(res.stdout)["added"] + json.loads(res.stdout)["unchanged"] == 6
+    assert res.exit_code == 0 and json.loads(res.stdout)["unchanged"] == 6
     assert top_hit(idx)[0] == "mine#2" and run("doctor", "--index-dir", idx).exit_code == 0
 
 
@@ -437,10 +439,11 @@ def test_enospc_at_the_commit_is_one_line_and_a_rerun_completes(mini_index, monk
     res = run("ingest", FIXTURES / "mini_zh.txt", "--index-dir", mini_index)
     assert res.exit_code == 4 and has(error_line(res), "is full")
     monkeypatch.setattr(index_mod.Index, "write_manifest", real)
+    # the next command finishes the ingest from its journal, says so, then answers
     res = run("search", "reasoning", "--index-dir", mini_index)
-    assert res.exit_code == 4 and has(error_line(res), f"assistant ingest {FIXTURES / 'mini_zh.txt'}")
-    assert run("ingest", FIXTURES / "mini_zh.txt", "--index-dir", mini_index).exit_code == 0
+    assert res.exit_code == 0 and has(res.stderr, "finished the interrupted ingest", "mini_zh.txt")
     assert stored(mini_index) == 9 and top_hit(mini_index)[0] == "mini#2"
+    assert run("doctor", "--index-dir", mini_index).exit_code == 0
 
 
 def test_concurrent_readers_rebuilding_bm25_do_not_collide(mini_index):
@@ -478,3 +481,31 @@ def test_a_damaged_sentence_cache_row_is_recomputed(mini_index):
         db.execute("UPDATE sentences SET vecs = substr(vecs, 1, 10)")  # a truncated row
     again = Index(Settings(index_dir=mini_index)).sentence_vectors(paper.id, paper.abstract)
     assert again[0] == sentences and np.allclose(again[1], vecs, atol=1e-6)
+
+
+def _as_a_plain_user():
+    """preexec_fn: the process keeps its user but loses what lets root read and write any file (CAP_DAC_OVERRIDE and
+    CAP_DAC_READ_SEARCH leave its bounding set), so file permissions apply to it as to any user."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (1, 2):
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def test_an_unreadable_store_is_a_permission_to_fix_not_a_re_ingest(mini_index):
+    """Issue 47 row 25: with chroma/ unreadable, the advice was to move the index aside and re-ingest."""
+    (mini_index / "chroma").chmod(0)
+    try:
+        for cmd in (["search", "reasoning"], ["papers"], ["ingest", FIXTURES / "mini_zh.txt"], ["doctor"]):
+            res = subprocess.run([sys.executable, "-m", "assistant", *map(str, cmd), "--index-dir", str(mini_index)],
+                                 capture_output=True, text=True, env={**os.environ, "ORT_DISABLE_TELEMETRY": "1"},
+                                 preexec_fn=_as_a_plain_user if os.geteuid() == 0 else None, timeout=120)
+            said = "".join((res.stderr + res.stdout).split())
+            assert res.returncode in (1, 4) and "Traceback" not in res.stderr, (cmd, res.stderr)
+            assert has(said, "permission denied", "chmod") and not has(said, "re-ingest with"), (cmd, said)
+            assert "moveit" not in said.lower() and "aside" not in said, (cmd, said)
+    finally:
+        (mini_index / "chroma").chmod(0o755)
+    assert top_hit(mini_index)[0] == "mini#2"  # nothing was lost

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -30,9 +31,9 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from assistant.config import Settings, local_dir  # noqa: E402
 from assistant.errors import IndexStoreError, InputError  # noqa: E402
-from assistant.store import integrity  # noqa: E402
+from assistant.store import faults, integrity  # noqa: E402
 from assistant.store.chunks import paper_dict, paper_from_dict  # noqa: E402
-from assistant.store.files import fingerprint_of  # noqa: E402
+from assistant.store.files import fingerprint_of, write_atomically  # noqa: E402
 from assistant.store.layout import CHROMA, MANIFEST, SNAPSHOT  # noqa: E402
 from assistant.store.lexical import LexicalSide  # noqa: E402
 from assistant.store.memory import release_memory  # noqa: E402
@@ -52,7 +53,7 @@ META = integrity.META
 
 Progress = Callable[[int, int], None]
 #: The layout version of papers.json (every paper and where each chunk's text is; a cache, safe to delete).
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2  # 2: a header line with a checksum of the rest
 
 
 class Index(LexicalSide, VectorSide, SentenceSide):
@@ -78,10 +79,13 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         self._sentence_cache: dict = {}
         self._vectors: ChunkVectors | None = None
         self._heartbeat: Callable[[], None] | None = None  # refreshes a server lock while writing
+        #: derived files (bm25, vectors) that could not be written, and why (doctor --repair reports them)
+        self.derived_errors: dict[str, str] = {}
         self.manifest_error: IndexStoreError | None = None
         if self.remote:
             # the server holds everything shared (collections + manifest); self.dir only caches BM25
             self.client = self._client()
+        self._manifest_mark = self._stat_manifest()  # what follow() compares with (local mode)
         try:
             manifest = self.read_manifest()
         except IndexStoreError as exc:  # garbled: a read says so (check_open); doctor --repair restores it
@@ -159,13 +163,14 @@ class Index(LexicalSide, VectorSide, SentenceSide):
                 raise IndexStoreError(f"cannot reach the Chroma server at {self.remote} ({type(exc).__name__}); "
                                       "start it (chroma run --host 127.0.0.1 --port 8000) or unset "
                                       "ASSISTANT_CHROMA_URL") from None
+        faults.check_access(self.dir)
         if self.dir.is_dir() and not os.access(self.dir, os.W_OK):
-            raise integrity.read_only_error(self.dir)
+            raise faults.read_only_error(self.dir)
         try:
             return chromadb.PersistentClient(path=str(self.dir / CHROMA),
                                              settings=ChromaSettings(anonymized_telemetry=False))
         except Exception as exc:  # chroma raises several types for a damaged or foreign directory
-            known = integrity.translate(exc, self.settings)
+            known = faults.translate(exc, self.settings)
             if known is not None:
                 raise known from exc
             raise IndexStoreError(f"cannot open the Chroma store in {self.dir}: {exc}; move {self.dir} aside "
@@ -221,13 +226,16 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         os.replace(tmp, self.manifest_path)
 
     def follow(self) -> bool:
-        """Server mode: take up a commit another client made since this index was opened (True if there was
-        one). One read of the meta collection (4 ms to a local ``chroma run`` on a loaded 2-core machine); a
-        reader that lives across commands (a chat, a library user) calls it before each search, so its BM25,
-        papers and derived caches, built from the commit it opened, do not hide another client's ingest or
-        remove. (An ingest under way is not followed: its journal leaves the committed state as it was.)"""
-        if not self.remote or self.manifest is None:
+        """Take up a commit another process made since this index was opened (True if there was one). A reader that
+        lives across commands (a chat, a library user) calls it before each search, so its BM25, papers and derived
+        caches, built from the commit it opened, do not hide another process's ingest or remove (a removed paper
+        cited by an open chat). Local: a stat of manifest.json (microseconds), read again only when it changed.
+        Server: one read of the meta collection (4 ms to a local ``chroma run`` on a loaded 2-core machine). An
+        ingest under way is not followed: its journal leaves the committed state as it was."""
+        if self.manifest is None:
             return False
+        if not self.remote:
+            return self._follow_local()
         meta = integrity.meta_read(self)
         try:
             state, manifest = json.loads(meta.get("state") or "null"), json.loads(meta.get("manifest") or "null")
@@ -236,14 +244,45 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         if not state or not manifest or state == integrity.state_of(self.manifest) or \
                 integrity.state_of(manifest) != state:
             return False  # unchanged, or the collections are being rebuilt: the next commit is followed
-        self.check_manifest(manifest)  # another client rebuilt it with another embedder
+        self._take_up(manifest)
+        self._open_collections()  # an ingest --rebuild made new collections
+        return True
+
+    def _stat_manifest(self) -> tuple | None:
+        if self.remote:
+            return None
+        try:
+            seen = os.stat(self.dir / MANIFEST)
+        except OSError:
+            return None
+        return seen.st_ino, seen.st_mtime_ns, seen.st_size
+
+    def _follow_local(self) -> bool:
+        mark = self._stat_manifest()
+        if mark is None or mark == self._manifest_mark:
+            return False
+        self._manifest_mark = mark
+        try:
+            manifest = self.read_manifest()
+        except IndexStoreError:
+            return False
+        if manifest is None or integrity.state_of(manifest) == integrity.state_of(self.manifest):
+            return False
+        self._take_up(manifest)
+        if "chromadb" in sys.modules and "client" in self.__dict__:
+            self.reopen()  # Chroma's per-process cache of the store lags behind another process's writes
+        return True
+
+    def _take_up(self, manifest: dict) -> None:
+        """Read from ``manifest``'s commit on: every cache built from the previous one is dropped."""
+        self.check_manifest(manifest)  # another process rebuilt it with another embedder
         self.manifest = manifest
         self._bm25 = self._bm25_ids = self._bm25_pos = self._idf = self._term_max = None
         self._df = {}
         self._papers_cache = self._vectors = self._snapshot = None
+        self._snapshot_tried = False
         self._uses_hnsw = None
-        self._open_collections()  # an ingest --rebuild made new collections
-        return True
+        self.verified_counts, self.store_moved = None, False
 
     @property
     def state_tag(self) -> str:
@@ -279,10 +318,10 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         if self._papers_cache is None:
             snapshot = self.snapshot()
             if snapshot is not None:
-                papers = [paper_from_dict(d) for d in snapshot["papers"]]
+                papers = list(snapshot.get("parsed") or [paper_from_dict(d) for d in snapshot["papers"]])
             else:
                 papers = [meta_to_paper(m, d) for _, m, d in paged(self.papers, ["metadatas", "documents"])]
-            papers.sort(key=lambda p: (p.source, p.position, p.id))
+            papers.sort(key=lambda p: (p.origin or p.source, p.position, p.id))
             self._papers_cache = {p.id: p for p in papers}
         return self._papers_cache
 
@@ -298,24 +337,39 @@ class Index(LexicalSide, VectorSide, SentenceSide):
 
     def snapshot(self) -> dict | None:
         """The papers and where each chunk's text is, as of the manifest's fingerprint (``papers.json``, written
-        by each commit; see :func:`_snapshot_of`), or None when there is none for it (then Chroma is read)."""
+        by each commit; see :meth:`write_snapshot`), or None when there is none for it (then Chroma is read).
+        A damaged one is never served: its bytes carry a checksum, and its papers must make the manifest's
+        fingerprint (every id, title and abstract as committed); otherwise it is written again from Chroma."""
         if self._snapshot is None and not self.remote and not self.store_moved and \
                 (self.manifest or {}).get("fingerprint"):
-            try:
-                data = json.loads((self.dir / SNAPSHOT).read_text(encoding="utf-8"))
-                if data.get("version") == SNAPSHOT_VERSION and data.get("fingerprint") == self.manifest["fingerprint"]:
-                    self._snapshot = data
-            except (OSError, ValueError):
-                pass
+            self._snapshot = _read_snapshot(self.dir / SNAPSHOT, self.manifest["fingerprint"])
             if self._snapshot is None and not self._snapshot_tried and os.access(self.dir, os.W_OK):
-                self._snapshot_tried = True  # an index built before papers.json existed: written once, here
+                self._snapshot_tried = True  # missing, stale or damaged: written once, here
                 self.write_snapshot()
         return self._snapshot
+
+    def snapshot_status(self) -> str:
+        """papers.json for doctor: ok, missing, stale or damaged."""
+        fingerprint = (self.manifest or {}).get("fingerprint")
+        if self.remote or not fingerprint:
+            return "ok"
+        path = self.dir / SNAPSHOT
+        if not path.exists():
+            return "missing"
+        if _read_snapshot(path, fingerprint) is not None:
+            return "ok"
+        header = _snapshot_header(path)
+        if header is not None and (header.get("version") != SNAPSHOT_VERSION or header.get("fingerprint") != fingerprint):
+            return "stale (written for another state of the store)"
+        return "damaged (checksum or content mismatch)"
 
     def write_snapshot(self, committing: bool = False) -> None:
         """Write ``papers.json`` from the store; a cache: failing to write it is harmless. ``committing``: called
         by :meth:`commit` under the ingest lock, so the papers in hand are the manifest's; otherwise what the
-        store holds is checked against the manifest's fingerprint (an ingest in another process may be half-way)."""
+        store holds is checked against the manifest's fingerprint (an ingest in another process may be half-way).
+        Layout: one header line (version, fingerprint, CRC32 of the rest), then the papers and chunks as JSON."""
+        import zlib
+
         fingerprint = (self.manifest or {}).get("fingerprint")
         if self.remote or not fingerprint:
             return
@@ -327,21 +381,19 @@ class Index(LexicalSide, VectorSide, SentenceSide):
             if fingerprint_of({m["paper_id"]: m["content_hash"] for m, _ in stored}) != fingerprint:
                 return
             papers = [meta_to_paper(m, d) for m, d in stored]
+        if fingerprint_of({p.id: p.content_hash for p in papers}) != fingerprint:
+            return  # what is in hand is not what was committed (a damaged cache read): never saved
         chunks = {cid: [m["paper_id"], m["start"], m["end"]] if "start" in m
                   else [m["paper_id"], m.get("text") or d or ""]  # not a slice, or stored before offsets were
                   for cid, m, d in paged(self.chunks, ["metadatas", "documents"])}
-        data = {"version": SNAPSHOT_VERSION, "fingerprint": fingerprint,
-                "papers": [paper_dict(p) for p in papers], "chunks": chunks}
-        tmp = self.dir / f"{SNAPSHOT}.{os.getpid()}.tmp"
+        data = {"papers": [paper_dict(p) for p in papers], "chunks": chunks}
+        payload = json.dumps(data, ensure_ascii=False).encode("utf-8")
+        header = {"version": SNAPSHOT_VERSION, "fingerprint": fingerprint, "crc": f"{zlib.crc32(payload):08x}"}
         try:
-            tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-            os.replace(tmp, self.dir / SNAPSHOT)
+            write_atomically(self.dir / SNAPSHOT, json.dumps(header).encode() + b"\n" + payload)
         except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
             return
-        self._snapshot = data
-
+        self._snapshot = {**header, **data}
 
     def chunk_texts(self, chunk_ids: list[str]) -> dict[str, str]:
         """chunk id -> its text (a primary-key lookup)."""
@@ -390,7 +442,7 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         self._papers_cache = self._snapshot = None
         self._snapshot_tried = True  # written below, from what this commit holds
         if papers is not None:
-            ordered = sorted(papers, key=lambda p: (p.source, p.position, p.id))
+            ordered = sorted(papers, key=lambda p: (p.origin or p.source, p.position, p.id))
             self._papers_cache = {p.id: p for p in ordered}
         release_memory()
         self.rebuild_bm25()
@@ -416,3 +468,30 @@ class Index(LexicalSide, VectorSide, SentenceSide):
 # --- writing ------------------------------------------------------------------------------
 
 
+def _snapshot_header(path: Path) -> dict | None:
+    try:
+        with open(path, "rb") as fh:
+            return json.loads(fh.readline())
+    except (OSError, ValueError):
+        return None
+
+
+def _read_snapshot(path: Path, fingerprint: str) -> dict | None:
+    """papers.json if it was written for ``fingerprint`` and is intact: its checksum holds, and its papers' ids and
+    content hashes make that fingerprint (a changed byte in a title or an abstract fails both)."""
+    import zlib
+
+    try:
+        raw = path.read_bytes()
+        head, _, payload = raw.partition(b"\n")
+        header = json.loads(head)
+        if not isinstance(header, dict) or header.get("version") != SNAPSHOT_VERSION or \
+                header.get("fingerprint") != fingerprint or header.get("crc") != f"{zlib.crc32(payload):08x}":
+            return None
+        data = json.loads(payload)
+        papers = [paper_from_dict(d) for d in data["papers"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if fingerprint_of({p.id: p.content_hash for p in papers}) != fingerprint:
+        return None
+    return {**header, **data, "parsed": papers}

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shlex
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,14 +19,14 @@ import numpy as np
 
 from assistant.config import Settings, local_dir
 from assistant.errors import IndexStoreError, InputError
-from assistant.store import integrity
+from assistant.store import faults, integrity, journal
 from assistant.store.chunks import chunk_papers, chunk_to_meta, embed_text, paper_to_meta
 from assistant.store.index import CHUNKS, PAPERS, Index, Progress
 from assistant.store.memory import fewer_malloc_arenas, release_memory
 from assistant.store.server_lock import owner, server_lock
-from assistant.store.records import paged
+from assistant.store.records import batches, paged
 from assistant.text.corpus import Paper
-from assistant.store.layout import BM25, CHROMA, LOCK, MANIFEST, VECTORS
+from assistant.store.layout import ASIDE, LOCK, MANIFEST
 
 
 #: Papers embedded and committed together: an interrupted ingest loses at most one group of work
@@ -40,30 +40,37 @@ class IngestReport:
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    #: papers of the files read that those files no longer hold (an edited file: the index equals the file)
+    removed: list[str] = field(default_factory=list)
     chunks: int = 0
     seconds: float = 0.0
     #: of which computing embeddings (the rest is parsing, chunking, Chroma writes and the commit)
     embed_seconds: float = 0.0
     #: with --rebuild: sources the index held before that the new paper set does not come from
     dropped_sources: list[str] = field(default_factory=list)
+    #: interrupted writes this command finished or undid first, said to the user
+    recovered: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"added": len(self.added), "updated": len(self.updated), "unchanged": len(self.unchanged),
-                "chunks": self.chunks, "seconds": round(self.seconds, 2), "embed_seconds": round(self.embed_seconds, 2)}
+                "removed": len(self.removed), "chunks": self.chunks, "seconds": round(self.seconds, 2),
+                "embed_seconds": round(self.embed_seconds, 2), "recovered": list(self.recovered)}
 
 
 @contextlib.contextmanager
-def write_lock(index_dir: Path):
+def write_lock(index_dir: Path, wait: bool = True):
+    """The index's write lock; ``wait``: try for ~1 s (a reader's probe holds it for microseconds), else once."""
     import fcntl
 
     index_dir.mkdir(parents=True, exist_ok=True)
     fh = open(index_dir / LOCK, "a")
-    for attempt in range(20):  # a reader's shared probe (integrity.writer_active) holds it for microseconds
+    attempts = 20 if wait else 1
+    for attempt in range(attempts):  # a reader's shared probe (integrity.writer_active) holds it for microseconds
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             break
         except BlockingIOError:
-            if attempt == 19:
+            if attempt == attempts - 1:
                 fh.close()
                 raise IndexStoreError(f"another ingest is writing {index_dir}; wait for it to finish") from None
             time.sleep(0.05)
@@ -74,69 +81,230 @@ def write_lock(index_dir: Path):
         fh.close()
 
 
-def batches(items: list, size: int):
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
-
-
 def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
            progress: Progress | None = None, sources: list[str] | None = None) -> IngestReport:
     """Add papers to the index at ``settings.index.dir``; unchanged papers cost nothing.
 
-    A paper whose content hash changed has its old chunks replaced. With ``rebuild`` the
-    index is emptied first (the only way to switch embedder or chunking). ``sources`` (paths, or
-    integrity.BUNDLED) are recorded in the manifest so that ``ingest --rebuild`` can re-read them.
+    The papers of each file read replace what the index held from that file (text/ids.py): a changed abstract
+    is updated, one no longer in the file is removed. With ``rebuild`` a new index is built beside the old one
+    and swapped in (the only way to switch embedder or chunking; aside.py). ``sources`` (paths, or
+    integrity.BUNDLED) are recorded in the manifest so that ``ingest --rebuild`` can re-read them. Journaled
+    (journal.py): a kill is finished by the next command, Ctrl-C undoes what was written.
     """
     started = time.perf_counter()
     index_dir = local_dir(settings)
     fewer_malloc_arenas()
     sources = list(sources or [])
     with write_lock(index_dir), contextlib.ExitStack() as held:
+        report = IngestReport()
         if not settings.index.chroma_url:
-            integrity.check_space(index_dir, len(papers))
+            faults.check_space(index_dir, len(papers))
+            report.recovered += recover_aside(index_dir)
+            if rebuild:
+                return _rebuilt(papers, settings, progress, sources, report, started)
         index = open_for_write(settings, held, rebuild)
         previous = integrity.recorded(index)
-        if rebuild:
-            index = emptied(index, settings)
+        if rebuild:  # server mode: the collections are emptied under a journal naming the sources
+            index = emptied(index, settings, sources)
         else:
+            report.recovered += finish_pending(index, settings, progress)
             integrity.ready_for_ingest(index)
-        # an earlier write left the store ahead of its last commit: commit even if nothing is new
-        dirty = index.manifest is not None and (integrity.meta_get(index, "journal") is not None
-                                                or not integrity.consistent(index))
-        integrity.meta_write(index, journal={"op": "ingest", "sources": sources, "owner": owner(),
-                                             "embedder": index.embedder_id, "started": time.time()})
-        integrity.crash_point("ingest-journaled")
-        report = IngestReport()
-        existing = {}
-        for pid, meta in paged(index.papers, ["metadatas"]):
-            existing[pid] = meta.get("content_hash")
-        todo: list[Paper] = []
-        for paper in papers:
-            if existing.get(paper.id) == paper.content_hash:
-                report.unchanged.append(paper.id)
-            else:
-                (report.updated if paper.id in existing else report.added).append(paper.id)
-                todo.append(paper)
-        _sweep_orphans(index, set(existing))
-        written: list[tuple[list[tuple[str, str, int]], np.ndarray]] = []
-        if todo:
-            write_papers(index, todo, settings, report, progress, written)
-        integrity.crash_point("ingest-written")
-        manifest = index.manifest or index.new_manifest(probe_dim(index))
-        manifest["sources"] = sources if rebuild else list(dict.fromkeys(previous + sources))
+        _write(index, papers, settings, progress, report, sources if rebuild else list(dict.fromkeys(previous + sources)))
         report.dropped_sources = [s for s in previous if s not in sources] if rebuild else []
-        if todo or dirty or index.manifest is None or rebuild or "generation" not in manifest:
-            before = integrity.state_tag(index.manifest) if index.manifest else None
-            hashes = dict(existing)
-            hashes.update((p.id, p.content_hash) for p in todo)
-            by_id = {p.id: p for p in papers}
-            in_hand = [by_id[pid] for pid in hashes if pid in by_id]
-            index.commit(manifest, hashes, in_hand if len(in_hand) == len(hashes) else None,
-                         _vectors_in_hand(index, before, hashes, {p.id for p in todo}, written))
-        else:  # nothing changed: record the sources and end the journal
-            index.write_manifest(manifest)
         report.seconds = time.perf_counter() - started
         return report
+
+
+def _write(index: Index, papers: list[Paper], settings: Settings, progress: Progress | None, report: IngestReport,
+           sources: list[str], history: tuple | None = None) -> list[Paper]:
+    """Plan, journal, write and commit one ingest into an opened index (under the write lock); the papers as
+    written (with their ids)."""
+    # an earlier write left the store ahead of its last commit: commit even if nothing is new
+    dirty = index.manifest is not None and (integrity.meta_get(index, "journal") is not None
+                                            or not integrity.consistent(index))
+    plan, named, stems, existing = _plan(index, papers, report, history)
+    token = None
+    undo = journal.capture(index, plan.touched())
+    if not index.remote:
+        token = journal.save(index.dir, f"{os.getpid()}-{os.urandom(4).hex()}", plan, undo)
+    integrity.meta_write(index, journal={"op": "ingest", "sources": sources, "files": stems, "file": token,
+                                         "owner": owner(), "embedder": index.embedder_id, "started": time.time()})
+    integrity.crash_point("ingest-journaled")
+    written: list[tuple[list[tuple[str, str, int]], np.ndarray]] = []
+    try:
+        _apply(index, plan, settings, report, progress, written, set(existing))
+    except KeyboardInterrupt:
+        journal.restore(index, plan, undo)
+        if index.manifest is not None:
+            index.commit(dict(index.manifest))
+        else:
+            integrity.meta_write(index, journal=None)
+        journal.discard(index.dir, token)
+        raise
+    integrity.crash_point("ingest-written")
+    manifest = index.manifest or index.new_manifest(probe_dim(index))
+    manifest["sources"], manifest["files"] = sources, stems
+    changed = plan.todo or plan.drop or plan.moved
+    if changed or dirty or index.manifest is None or "generation" not in manifest or \
+            manifest.get("files") != (index.manifest or {}).get("files"):
+        before = integrity.state_tag(index.manifest) if index.manifest else None
+        hashes = {pid: h for pid, h in existing.items() if pid not in set(plan.drop)}
+        hashes.update((p.id, p.content_hash) for p in plan.todo)
+        by_id = {p.id: p for p in named}
+        in_hand = [by_id[pid] for pid in hashes if pid in by_id]
+        index.commit(manifest, hashes, in_hand if len(in_hand) == len(hashes) else None,
+                     _vectors_in_hand(index, before, hashes, {p.id for p in plan.todo} | set(plan.drop), written))
+    else:  # nothing changed: record the sources and end the journal
+        index.write_manifest(manifest)
+    journal.discard(index.dir, token)
+    return named
+
+
+def _plan(index: Index, papers: list[Paper], report: IngestReport, history: tuple | None = None):
+    """(the write plan, the papers with their ids, the stem each file numbers under, stored id -> content hash).
+    Ids of papers without their own are numbered against what the index holds (text/ids.py); ``history``
+    (stored records, stems) stands in for it when building a new index in place of an old one."""
+    from assistant.text.ids import Stored, assign
+
+    existing: dict[str, str] = {}
+    records: dict[str, str] = {}
+    stored: list[Stored] = []
+    for pid, meta in paged(index.papers, ["metadatas"]):
+        existing[pid], records[pid] = meta.get("content_hash"), meta.get("paper_json")
+        stored.append(Stored(pid, meta.get("content_hash") or "", meta.get("origin"), meta.get("source") or "",
+                             int(meta.get("position") or 0)))
+    if history is not None:
+        stored, stems = history
+    else:
+        stems = dict((index.manifest or {}).get("files") or {})
+    named, dropped, stems = assign(papers, stored, stems)
+    todo, moved = [], []
+    for paper in named:
+        if existing.get(paper.id) == paper.content_hash:
+            report.unchanged.append(paper.id)
+            if records.get(paper.id) != paper_to_meta(paper)["paper_json"]:
+                moved.append(paper)  # the same text, another place, file or field: its record only is rewritten
+        else:
+            (report.updated if paper.id in existing else report.added).append(paper.id)
+            todo.append(paper)
+    drop = [pid for pid in dropped if pid in existing]
+    report.removed += drop
+    plan = journal.WritePlan(tuple(todo), tuple(moved), tuple(drop), tuple(report.added))
+    return plan, named, stems, existing
+
+
+def _apply(index: Index, plan: journal.WritePlan, settings: Settings, report: IngestReport,
+           progress: Progress | None, written: list | None, committed: set[str]) -> None:
+    """Carry out a write plan; papers already written as planned (a plan finished after a kill) are skipped."""
+    for batch in batches(list(plan.drop), 5000):  # records first: a paper without its record is never retrieved
+        index.papers.delete(ids=batch)
+        index.chunks.delete(where={"paper_id": {"$in": batch}})
+    max_batch = index.client.get_max_batch_size()
+    for batch in batches(list(plan.moved), max_batch):
+        index.papers.update(ids=[p.id for p in batch], metadatas=[paper_to_meta(p) for p in batch])
+    _sweep_orphans(index, committed)
+    done: dict[str, str] = {}
+    if plan.todo:
+        got = index.papers.get(ids=[p.id for p in plan.todo], include=["metadatas"])
+        done = {pid: m.get("content_hash") for pid, m in zip(got["ids"], got["metadatas"])}
+    todo = [p for p in plan.todo if done.get(p.id) != p.content_hash]
+    if todo:
+        write_papers(index, todo, settings, report, progress, written)
+
+
+def finish_pending(index: Index, settings: Settings, progress: Progress | None = None) -> list[str]:
+    """Finish a write a kill interrupted, from its journal (call under the write lock): a remove, or an ingest
+    whose journal file says what it was writing. What was done, for the user ([] if nothing was pending)."""
+    entry = integrity.meta_get(index, "journal")
+    if not entry:
+        return []
+    if entry.get("op") == "remove":
+        integrity.complete_remove(index, list(entry.get("ids") or []))
+        return [f"finished the interrupted remove of {', '.join(entry.get('ids') or [])}"]
+    loaded = journal.load(index.dir, entry.get("file")) if entry.get("op") == "ingest" and not index.remote else None
+    if loaded is None:
+        return []  # an ingest from before journal files, or in server mode: its re-run finishes it
+    plan, _ = loaded
+    report = IngestReport()
+    committed = {pid for (pid,) in paged(index.papers, [])}
+    _apply(index, plan, settings, report, progress, None, committed)
+    manifest = index.manifest or meta_manifest(index) or index.new_manifest(probe_dim(index))
+    manifest["sources"], manifest["files"] = list(entry.get("sources") or []), dict(entry.get("files") or {})
+    index._papers_cache = None
+    index.commit(manifest)
+    journal.discard(index.dir, entry.get("file"))
+    return [f"finished the interrupted ingest of {integrity.source_names(entry.get('sources'))} "
+            f"({len(plan.todo)} papers to write, {len(plan.drop)} to remove)"]
+
+
+def meta_manifest(index: Index) -> dict | None:
+    """The manifest's copy in the store (a first ingest killed after its commit's Chroma write)."""
+    copy = integrity.meta_get(index, "manifest")
+    return dict(copy) if isinstance(copy, dict) else None
+
+
+def recover_aside(index_dir: Path) -> list[str]:
+    """Finish or drop an index being built beside this one (aside.py); call under the write lock."""
+    from assistant.store import aside
+
+    if not aside.pending(index_dir):
+        return []
+    said = aside.recover(index_dir)
+    return [said] if said else []
+
+
+def _rebuilt(papers: list[Paper], settings: Settings, progress: Progress | None, sources: list[str],
+             report: IngestReport, started: float) -> IngestReport:
+    """``ingest --rebuild`` (local): build the new index beside the old one, then swap it in (aside.py). The old
+    index's ids are kept for what did not change, and its recorded sources are compared with the new ones."""
+    built = build_aside(papers, settings, progress, sources, "an ingest --rebuild")
+    report.added, report.updated, report.unchanged, report.removed = (built.added, built.updated, built.unchanged,
+                                                                      built.removed)
+    report.chunks, report.embed_seconds = built.chunks, built.embed_seconds
+    report.dropped_sources = [s for s in built.dropped_sources if s not in sources]
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def build_aside(papers: list[Paper], settings: Settings, progress: Progress | None, sources: list[str],
+                what: str) -> IngestReport:
+    """Build an index of ``papers`` beside the one at ``settings`` and swap it in (local mode, under the write lock
+    of the index). Papers of the old index that did not change keep their ids."""
+    from assistant.store import aside
+
+    base = local_dir(settings)
+    previous, history, old = _history(settings)
+    side = aside.begin(base, what)
+    try:
+        report = IngestReport()
+        fresh = Index(settings.replace(index={**settings.index.model_dump(), "dir": side}), create=True, check=False)
+        named = _write(fresh, papers, settings, progress, report, sources, history)
+        integrity.crash_point("aside-built")
+        del fresh
+    except BaseException:
+        aside.abandon(base, side)
+        raise
+    aside.swap(base, side)
+    # every paper of the new index was embedded anew: all count as added (as into an emptied index); those of the
+    # old index it no longer holds are named
+    report.removed = sorted(set(old) - {p.id for p in named})
+    report.dropped_sources = previous
+    return report
+
+
+def _history(settings: Settings) -> tuple[list[str], tuple, dict[str, str]]:
+    """(the sources, (stored records, stems) and id -> content hash of the index a rebuild replaces); empty when
+    it cannot be opened (a rebuild replaces a damaged index too)."""
+    from assistant.text.ids import Stored
+
+    try:
+        index = Index(settings, create=True, check=False)
+        stored = [Stored(pid, m.get("content_hash") or "", m.get("origin"), m.get("source") or "",
+                         int(m.get("position") or 0)) for pid, m in paged(index.papers, ["metadatas"])]
+        stems = dict((index.manifest or meta_manifest(index) or {}).get("files") or {})
+        return integrity.recorded(index), (stored, stems), {s.id: s.content_hash for s in stored}
+    except Exception:  # noqa: BLE001 - whatever is wrong with the old index, the rebuild replaces it
+        return [], ([], {}), {}
 
 
 def _vectors_in_hand(index: Index, before: str | None, hashes: dict[str, str], changed: set[str],
@@ -242,8 +410,10 @@ def remove(paper_ids: list[str], settings: Settings) -> list[str]:
     written first, and the next command finishes a remove a crash interrupted (integrity.complete_remove)."""
     with write_lock(local_dir(settings)), contextlib.ExitStack() as held:
         if not settings.index.chroma_url:
-            integrity.check_space(local_dir(settings))
+            faults.check_space(local_dir(settings))
+            recover_aside(local_dir(settings))
         index = open_for_write(settings, held, rebuild=False, create=False)
+        finish_pending(index, settings)
         integrity.ready_for_remove(index)
         found = index.papers.get(ids=list(paper_ids))["ids"]
         missing = sorted(set(paper_ids) - set(found))
@@ -256,40 +426,38 @@ def remove(paper_ids: list[str], settings: Settings) -> list[str]:
         return found
 
 
+def recover(settings: Settings, progress: Progress | None = None, wait: bool = True) -> list[str]:
+    """Finish or undo, under the write lock, whatever write a kill interrupted (a rebuild beside the index, an
+    ingest or a remove); what was done, for the user. ``wait``: False to give up at once when the lock is held."""
+    with write_lock(local_dir(settings), wait), contextlib.ExitStack() as held:
+        said = [] if settings.index.chroma_url else recover_aside(local_dir(settings))
+        try:
+            index = open_for_write(settings, held, rebuild=False, create=False)
+        except integrity.NoIndex:
+            return said
+        return said + finish_pending(index, settings, progress)
+
+
 def open_for_write(settings, held: contextlib.ExitStack, rebuild: bool, create: bool = True):
     """Open the index for a writer that holds the local lock; in server mode take the server's lock too
     (clients with different local directories share one server)."""
-    try:
-        index = Index(settings, create=create, check=False)
-    except IndexStoreError:
-        if not rebuild or settings.index.chroma_url:
-            raise
-        return None  # a store too damaged to open: --rebuild replaces it anyway
+    index = Index(settings, create=create, check=False)
     if index.remote:
         index._heartbeat = held.enter_context(server_lock(index.client, index.remote))
     return index
 
 
-def emptied(index, settings):
-    """An empty index in place of ``index`` (``ingest --rebuild``)."""
-    from chromadb.api.client import SharedSystemClient
-
-    heartbeat = index._heartbeat if index is not None else None
-    if settings.index.chroma_url:
-        for name in (CHUNKS, PAPERS, integrity.META):
-            with contextlib.suppress(Exception):  # already gone
-                index.client.delete_collection(name)
-    else:
-        base = local_dir(settings)
-        for sub in (CHROMA, BM25, VECTORS, MANIFEST):
-            target = base / sub
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
-        SharedSystemClient.clear_system_cache()  # this process's handle on the deleted store
+def emptied(index: Index, settings: Settings, sources: list[str]) -> Index:
+    """Server mode's ``ingest --rebuild``: the collections emptied under a journal that names the sources to re-read,
+    so that an interrupted rebuild is named with the command that finishes it, never forgotten."""
+    integrity.meta_write(index, journal={"op": "ingest", "rebuild": True, "sources": sources, "owner": owner(),
+                                         "embedder": index.embedder_id, "started": time.time()})
+    for name in (CHUNKS, PAPERS):
+        with contextlib.suppress(Exception):  # already gone
+            index.client.delete_collection(name)
     fresh = Index(settings, create=True, check=False)
-    fresh._heartbeat = heartbeat
+    fresh._heartbeat = index._heartbeat
+    fresh.manifest = None  # a new manifest: the rebuild may change the embedder or the chunking
     return fresh
 
 
@@ -301,10 +469,14 @@ def rebuild_sources(settings) -> list[Path] | None:
 
     if not settings.index.chroma_url and integrity.holds_nothing(local_dir(settings)):
         return None
+    if not settings.index.chroma_url and (local_dir(settings) / ASIDE).exists():
+        recover(settings)  # a rebuild a kill interrupted: the index it left is the one whose sources count
     try:
         index = Index(settings, create=True, check=False)
     except IndexStoreError:
         index = None
+    if index is not None:
+        integrity.check_manifest_copy(index)  # a damaged manifest.json must not decide what replaces the papers
     sources = integrity.recorded(index) if index is not None else []
     if not sources and index is None:  # a store too damaged to open: the manifest file may still say
         with contextlib.suppress(Exception):

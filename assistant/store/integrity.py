@@ -19,21 +19,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shlex
-import shutil
 import time
 from pathlib import Path
 
 from assistant.errors import IndexStoreError
+from assistant.store.faults import (BUNDLED, disk_full, disk_full_error, ingest_command, rebuild_advice,
+                                    source_names)
 from assistant.store.server_lock import server_lock, server_lock_holder
 from assistant.store.layout import BM25, CHATS, CHROMA, CHROMA_FILE, LOCK, PLACEHOLDER, SENTENCES, VECTORS
 
 META = "assistant_meta"
 #: Files a directory may hold and still count as holding no index (caches, the lock file, the clone's placeholder).
 IGNORABLE = {LOCK, CHATS, SENTENCES, PLACEHOLDER}
-#: Below this many free bytes a failed write is reported as a full disk.
-LOW_DISK = 64 * 1024 * 1024
-BUNDLED = "bundled"
 NOT_AN_INDEX = ("{where} is not empty but holds no index (no manifest.json, no papers); build one with: assistant "
                 "ingest [PATHS], or point ASSISTANT_INDEX_DIR at an empty directory")
 
@@ -153,6 +150,8 @@ def verified_directly(index) -> bool:
     if not isinstance(state, dict) or state != state_of(m) or \
             {name: store[name] for name in COUNTED} != {name: state[name] for name in COUNTED}:
         return False
+    if _copy_of(store["meta"]) != m:  # manifest.json edited or damaged since its commit: chromadb's path names it
+        return False
     if m.get("seq") is not None and m["seq"] != store["seq"]:
         index.store_moved = True
         return False
@@ -183,109 +182,6 @@ def writer_active(index) -> bool:
         return False
 
 
-# --- messages -----------------------------------------------------------------------------
-
-
-def source_names(sources: list[str] | None) -> str:
-    return ", ".join("the bundled corpus" if s == BUNDLED else s for s in sources or []) or "unrecorded files"
-
-
-def ingest_command(sources: list[str] | None) -> str:
-    paths = [shlex.quote(s) for s in sources or [] if s != BUNDLED]
-    return "assistant ingest" + "".join(" " + p for p in paths) if sources else "assistant ingest FILES"
-
-
-def rebuild_advice(manifest: dict | None) -> str:
-    """How to rebuild without losing the user's papers: ``--rebuild`` re-reads the recorded sources."""
-    sources = (manifest or {}).get("sources")
-    if sources == [BUNDLED]:
-        return "assistant ingest --rebuild"
-    if sources:
-        return f"assistant ingest --rebuild (re-reads {source_names(sources)})"
-    return "assistant ingest --rebuild FILES, naming the files you ingested (this index does not record them)"
-
-
-def read_only_error(path: Path) -> IndexStoreError:
-    return IndexStoreError(f"the index directory {path} is read-only, and Chroma writes to its store even to "
-                           f"read it; make it writable, or copy it (cp -r {shlex.quote(str(path))} ~/index) and "
-                           "set ASSISTANT_INDEX_DIR to the copy")
-
-
-def disk_full(path: Path) -> bool:
-    with contextlib.suppress(OSError):
-        target = path if path.exists() else path.parent
-        return shutil.disk_usage(target).free < LOW_DISK
-    return False
-
-
-#: Free space a write wants before it starts: Chroma can hang, not fail, when the disk fills under it
-#: (a metadata write on a full tmpfs never returned in our tests).
-SPARE_BYTES = 8 * 1024 * 1024
-BYTES_PER_PAPER = 16 * 1024  # ~11 KB measured per short paper (records, chunk vectors, HNSW, BM25)
-
-
-def check_space(path: Path, papers: int = 0) -> None:
-    """Refuse a write that would likely fill the disk, before it changes anything."""
-    need = SPARE_BYTES + BYTES_PER_PAPER * papers
-    target = path if path.exists() else path.parent
-    with contextlib.suppress(OSError):
-        if shutil.disk_usage(target).free < need:
-            raise disk_full_error(path, need)
-
-
-def disk_full_error(path: Path, need: int | None = None) -> IndexStoreError:
-    try:
-        free = f"{shutil.disk_usage(path if path.exists() else path.parent).free / 1e6:.1f} MB free"
-    except OSError:
-        free = "free space unknown"
-    if need:
-        free += f"; this write wants {need / 1e6:.0f} MB"
-    return IndexStoreError(f"the disk holding {path} is full ({free}); free some space and run the command "
-                           "again (what was committed is intact; an ingest resumes where it stopped)")
-
-
-def server_lost_error(url: str, exc: BaseException) -> IndexStoreError:
-    return IndexStoreError(f"lost the Chroma server at {url} ({type(exc).__name__}); start it again "
-                           "(chroma run --host 127.0.0.1 --port 8000) and retry: an interrupted ingest resumes "
-                           "where it stopped")
-
-
-def translate(exc: BaseException, settings) -> IndexStoreError | None:
-    """A storage failure that escaped as a library exception, as one line the user can act on."""
-    import errno
-    import sqlite3
-
-    from assistant.config import local_dir
-
-    url = settings.index.chroma_url
-    where = local_dir(settings) if settings is not None else Path(".")
-    module = type(exc).__module__.split(".")[0]
-    if url and module in {"httpx", "httpcore"}:
-        return server_lost_error(url, exc)
-    if url and module == "chromadb" and any(s in str(exc) for s in ("Connect", "connection", "Connection")):
-        return server_lost_error(url, exc)
-    if module in {"click", "typer"}:  # a command's own exit
-        return None
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EROFS):
-        # a file outside the index (say, --save on a full or read-only disk) is named as itself
-        path = Path(exc.filename) if exc.filename else where
-        full, base = path.resolve(), where.resolve()
-        inside = full == base or base in full.parents
-        if exc.errno == errno.ENOSPC:
-            return disk_full_error(where if inside else path)
-        return read_only_error(where) if inside else None
-    text = str(exc).lower()
-    if "disk is full" in text or "no space" in text:
-        return disk_full_error(where)
-    if "readonly" in text or "read-only" in text:
-        return read_only_error(where)
-    if isinstance(exc, sqlite3.OperationalError) and "unable to open" in text and not os.access(where, os.W_OK):
-        return read_only_error(where)
-    if module == "chromadb" and disk_full(where):  # Chroma names a full disk "Error in compaction"
-        return disk_full_error(where)
-    return None
-
-
 def read_failure(index, exc: BaseException) -> IndexStoreError:
     """A Chroma read that kept failing: an ingest under way, a full disk, or damage."""
     if index is None or writer_active(index):
@@ -300,14 +196,50 @@ def read_failure(index, exc: BaseException) -> IndexStoreError:
 
 
 def consistent(index) -> bool:
-    """Live counts agree with the recorded state, and the manifest with the state."""
+    """Live counts agree with the recorded state, and the manifest with the state and with its copy."""
     m = index.manifest
-    state = meta_get(index, "state")
+    meta = meta_read(index)
+    state = _loaded(meta.get("state"))
     now = live(index)
     if state is None:  # an index from before the state record: the manifest's paper count is all there is
         return m.get("generation") is None and now["papers"] == m.get("papers", now["papers"])
     return (state == state_of(m) and now["papers"] == state["papers"]
-            and now["chunks"] == state["chunks"])
+            and now["chunks"] == state["chunks"] and copy_matches(index, meta))
+
+
+def _loaded(raw):
+    try:
+        return json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        return None
+
+
+def _copy_of(meta: dict):
+    """The manifest's copy that the last commit wrote into the store's meta record (None if there is none)."""
+    return _loaded(meta.get("manifest"))
+
+
+def copy_matches(index, meta: dict | None = None) -> bool:
+    """manifest.json is what the last commit wrote (its copy in the store), field for field: an edited or damaged
+    one (its sources, say) must not decide a rebuild. Server mode keeps only the copy; an index from before the
+    copy passes."""
+    if index.remote or index.manifest is None:
+        return True
+    copy = _copy_of(meta if meta is not None else meta_read(index))
+    return copy is None or copy == index.manifest
+
+
+def check_manifest_copy(index) -> None:
+    """Refuse to act on a manifest.json that differs from the copy its commit wrote into the store."""
+    if not copy_matches(index):
+        raise IndexStoreError(manifest_differs(index))
+
+
+def manifest_differs(index) -> str:
+    copy = _copy_of(meta_read(index)) or {}
+    fields = sorted(k for k in set(copy) | set(index.manifest or {}) if copy.get(k) != (index.manifest or {}).get(k))
+    return (f"{index.dir / 'manifest.json'} differs from the copy its last commit wrote into the store ({', '.join(fields)}: "
+            "edited or damaged?); restore it with: assistant doctor --repair")
 
 
 def check_open(index) -> None:
@@ -346,6 +278,10 @@ def damage(index, journal: dict | None) -> IndexStoreError:
     m = index.manifest
     if journal and journal.get("op") == "ingest":
         sources = journal.get("sources")
+        if journal.get("rebuild"):
+            return IndexStoreError(f"an ingest --rebuild of {source_names(sources)} into {where} was interrupted "
+                                   f"({now['papers']} papers in the store so far); finish it with: "
+                                   "assistant ingest --rebuild")
         if m is None and sources == [BUNDLED]:
             return NoIndex(f"the build of the bundled corpus in {where} was interrupted", resume_bundled=True)
         return IndexStoreError(f"an ingest of {source_names(sources)} into {where} was interrupted ({now['papers']} "
@@ -363,6 +299,9 @@ def damage(index, journal: dict | None) -> IndexStoreError:
         return IndexStoreError(f"the Chroma store in {where} is empty but its manifest lists {m['papers']} papers "
                                f"(chroma/ deleted or emptied?); re-ingest with: {rebuild_advice(m)}")
     state = meta_get(index, "state") or {}
+    if state == state_of(m) and now["papers"] == state.get("papers") and now["chunks"] == state.get("chunks") \
+            and not copy_matches(index):
+        return IndexStoreError(manifest_differs(index))
     return IndexStoreError(f"the index in {where} is inconsistent (manifest: {m.get('papers')} papers; store: "
                            f"{now['papers']} papers, {now['chunks']} chunks; last commit: {state.get('papers')} papers, "
                            f"{state.get('chunks')} chunks); repair it with: assistant doctor --repair")
@@ -489,6 +428,8 @@ def recorded(index) -> list[str]:
         return []
     m = index.manifest or meta_get(index, "manifest") or {}
     journal = meta_get(index, "journal") or {}
+    if journal.get("rebuild"):  # an interrupted rebuild: what it was rebuilding from
+        return list(journal.get("sources") or [])
     return list(dict.fromkeys(list(m.get("sources") or []) + list(journal.get("sources") or [])))
 
 

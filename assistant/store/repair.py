@@ -4,39 +4,21 @@ manifest and the derived files (see integrity.py for the invariants they check).
 from __future__ import annotations
 
 import contextlib
-import json
 
 from assistant.store import integrity
 from assistant.config import Settings
 from assistant.errors import IndexStoreError
-from assistant.store.layout import BM25, VECTORS
+from assistant.store.layout import ASIDE, BM25, VECTORS
+from assistant.store.records import paged
 
 
 def _derived_status(index) -> dict[str, str]:
     """Each derived file: ok, missing, stale (built from another committed state) or damaged (checksum)."""
-    import numpy as np
+    from assistant.store.layout import SNAPSHOT
 
-    from assistant.store.files import files_crc, matrix_crc
-    from assistant.store.lexical import BM25_VERSION
-    from assistant.store.vectors import VECTORS_VERSION
-
-    out = {}
-    tag = index.state_tag
-    for name, version in ((BM25, BM25_VERSION), (VECTORS, VECTORS_VERSION)):
-        path = index.dir / name
-        try:
-            meta = json.loads((path / "ids.json").read_text())
-        except (OSError, ValueError):
-            out[name] = "missing"
-            continue
-        if meta.get("state") != tag or meta.get("version") != version:
-            out[name] = "stale (built from another state of the store)"
-            continue
-        try:
-            crc = files_crc(path) if name == BM25 else matrix_crc(np.load(path / "matrix.npy"))
-        except (OSError, ValueError, EOFError):
-            crc = None
-        out[name] = "ok" if crc == meta.get("crc") else "damaged (checksum mismatch)"
+    out = {BM25: index.bm25_status(), SNAPSHOT: index.snapshot_status()}
+    if not index.at_scale:  # searched through HNSW at scale: no chunk-vector matrix is kept
+        out[VECTORS] = index.vectors_status()
     return out
 
 
@@ -66,6 +48,10 @@ def inspect(settings: Settings) -> dict:
         problems.append(str(index.manifest_error))
     elif m is None:
         problems.append("no manifest.json")
+    if not index.remote and (index.dir / ASIDE).exists() and not integrity.writer_active(index):
+        problems.append("an interrupted ingest --rebuild or re-embedding (the next command finishes or drops it)")
+    if m is not None and not integrity.copy_matches(index):
+        problems.append(integrity.manifest_differs(index).split("; restore")[0])
     if journal and not integrity.writer_active(index):
         problems.append(f"an interrupted {journal.get('op')} of "
                         + (", ".join(journal.get("ids") or []) if journal.get("op") == "remove"
@@ -87,11 +73,13 @@ def inspect(settings: Settings) -> dict:
     except IndexStoreError as exc:
         problems.append(str(exc).split(";")[0])
     derived = _derived_status(index) if m is not None else {}
-    problems += [f"{name} {status}" for name, status in derived.items() if status != "ok"]
+    # a server's client keeps its own caches, built by its first search after any client's commit: only damage
+    # is a problem there
+    problems += [f"{name} {status}" for name, status in derived.items()
+                 if status != "ok" and not (index.remote and status.split()[0] in ("stale", "missing"))]
     fix = "assistant doctor --repair"
     if journal and journal.get("op") == "ingest" and not integrity.writer_active(index):
-        fix = f"{integrity.ingest_command(journal.get('sources'))} (finishes it) or assistant doctor --repair " \
-              "(keeps what it stored)"
+        fix = f"{integrity.ingest_command(journal.get('sources'))} or assistant doctor --repair (either finishes it)"
     if m is not None and now["papers"] == 0 and m.get("papers"):  # nothing left to repair from
         problems.insert(0, "the Chroma store is empty (chroma/ deleted or emptied?)")
         fix = integrity.rebuild_advice(m)
@@ -100,42 +88,67 @@ def inspect(settings: Settings) -> dict:
 
 
 def repair(settings: Settings) -> tuple[list[str], list[str]]:
-    """Mend what can be mended; (what was done, what could not be mended and how to fix it)."""
+    """Mend what can be mended; (what was done, what could not be mended and how to fix it). A repair never
+    leaves fewer papers than the last commit recorded and calls it repaired: papers the store lost are
+    re-embedded from an intact papers.json, or the repair says it could not mend them."""
     from assistant.config import local_dir
-    from assistant.store.ingest import write_lock
+    from assistant.store.ingest import finish_pending, open_for_write, recover_aside, write_lock
 
-    actions: list[str] = []
     with write_lock(local_dir(settings)), contextlib.ExitStack() as held:
-        from assistant.store.ingest import open_for_write
-
+        actions = [] if settings.index.chroma_url else recover_aside(local_dir(settings))
         index = open_for_write(settings, held, rebuild=False, create=False)
+        actions += finish_pending(index, settings)
         journal = integrity.meta_get(index, "journal")
         _mend_manifest(index, journal, actions)
         index.check_manifest(index.manifest)
-        now = integrity.live(index)
-        if now["papers"] == 0 and index.manifest.get("papers"):
-            return actions, [f"the Chroma store is empty but its manifest lists {index.manifest['papers']} papers: "
-                             f"re-ingest with: {integrity.rebuild_advice(index.manifest)}"]
+        expected = int(index.manifest.get("papers") or 0)
         if journal and journal.get("op") == "remove":
             integrity.complete_remove(index, list(journal.get("ids") or []))
             actions.append(f"finished the interrupted remove of {', '.join(journal.get('ids') or [])}")
+            expected = index.count()
         elif journal and journal.get("op") == "ingest":
             index.manifest["sources"] = integrity.recorded(index)
-            actions.append(f"kept the {now['papers']} papers stored by the interrupted ingest of "
+            actions.append(f"kept the {index.count()} papers stored by the interrupted ingest of "
                            f"{integrity.source_names(journal.get('sources'))}; add the rest with: "
                            f"{integrity.ingest_command(journal.get('sources'))}")
-        _mend_vectors(index, settings, actions)
+            expected = index.count()
+        index = _mend_vectors(index, settings, actions)
+        _mend_missing(index, settings, expected, actions)
+        if index.count() < expected:  # never recorded as repaired: the last commit's count stands
+            return actions, [f"the store holds {index.count()} of the {expected} papers its last commit recorded, and "
+                             "no intact papers.json holds the rest: re-ingest with: "
+                             f"{integrity.rebuild_advice(index.manifest)}"]
         index._papers_cache = None
         index.commit(index.manifest)
-        actions.append(f"rebuilt BM25 and the chunk-vector matrix; recorded the state ({index.manifest['papers']} "
-                       f"papers, {index.manifest['chunks']} chunks)")
-    return actions, []
+        unrepaired = _verify(index)
+        if not unrepaired:
+            actions.append(f"rebuilt BM25 and the chunk-vector matrix; recorded the state ({index.manifest['papers']} "
+                           f"papers, {index.manifest['chunks']} chunks)")
+    return actions, unrepaired
+
+
+def _verify(index) -> list[str]:
+    """What is still wrong after a repair: a derived file that could not be written or does not check out."""
+    wrong = []
+    for name, why in index.derived_errors.items():
+        wrong.append(f"could not write {index.dir / name} ({why}); move it aside or fix its permissions, then run "
+                     "assistant doctor --repair again")
+    if not wrong:
+        for name, status in _derived_status(index).items():
+            if status != "ok":
+                wrong.append(f"{index.dir / name} is {status} after the repair; move it aside and run assistant "
+                             "doctor --repair again")
+    return wrong
 
 
 def _mend_manifest(index, journal: dict | None, actions: list[str]) -> None:
+    copy = integrity.meta_get(index, "manifest")
+    if index.manifest is not None and not integrity.copy_matches(index):
+        index.manifest = dict(copy)
+        actions.append("restored manifest.json from its copy in the Chroma store (it differed: edited or damaged)")
+        return
     if index.manifest is not None:
         return
-    copy = integrity.meta_get(index, "manifest")
     if copy:
         index.manifest = copy
         actions.append("restored manifest.json from its copy in the Chroma store")
@@ -153,22 +166,32 @@ def _mend_manifest(index, journal: dict | None, actions: list[str]) -> None:
                        f"configured {index.embedder_id}; the files they came from are not recorded)")
 
 
-def _mend_vectors(index, settings: Settings, actions: list[str]) -> None:
-    """Lost vector segments: re-embed every stored abstract. Orphan chunks: drop. Papers without chunks:
-    re-embed them. The abstracts are in the records' metadata, which survives lost segments."""
-    from assistant.store.index import CHUNKS, PAPERS
-    from assistant.store.ingest import IngestReport, batches, write_papers
+def _mend_vectors(index, settings: Settings, actions: list[str]):
+    """Lost vector segments: re-embed every stored abstract into a new index beside this one and swap it in
+    (aside.py: a kill leaves the old one). Orphan chunks: drop. Papers without chunks: re-embed them. The abstracts
+    are in the records' metadata, which survives lost segments. Returns the index to go on with."""
+    from assistant.store.index import Index
+    from assistant.store.ingest import IngestReport, build_aside, write_papers
+    from assistant.store.records import batches
 
     try:
         integrity.probe_vectors(index)
     except IndexStoreError:
         papers = list(index.all_papers().values())
-        for name in (CHUNKS, PAPERS):
-            index.client.delete_collection(name)
-        index._open_collections()
-        write_papers(index, papers, settings, IngestReport(), None)
+        if index.remote:  # no room beside a server's collections: re-embedded in place, under the server lock
+            from assistant.store.index import CHUNKS, PAPERS
+
+            for name in (CHUNKS, PAPERS):
+                index.client.delete_collection(name)
+            index._open_collections()
+            write_papers(index, papers, settings, IngestReport(), None)
+        else:
+            manifest = index.manifest
+            build_aside(papers, settings, None, list(manifest.get("sources") or []), "a re-embedding by doctor --repair")
+            index = Index(settings, check=False)
+            index.manifest.update({k: manifest[k] for k in ("sources", "files") if k in manifest})
         actions.append(f"re-embedded the {len(papers)} stored abstracts (their vectors were unreadable)")
-        return
+        return index
     _, orphans, chunkless = _membership(index)
     for batch in batches(orphans, 5000):
         index.chunks.delete(ids=batch)
@@ -178,3 +201,25 @@ def _mend_vectors(index, settings: Settings, actions: list[str]) -> None:
         stored = index.all_papers()
         write_papers(index, [stored[pid] for pid in sorted(chunkless) if pid in stored], settings, IngestReport(), None)
         actions.append(f"re-embedded {len(chunkless)} papers that had lost their chunks")
+    return index
+
+
+def _mend_missing(index, settings: Settings, expected: int, actions: list[str]) -> None:
+    """Papers the last commit recorded that the store lost: re-embedded from papers.json when it is intact for
+    that commit (its checksum and the commit's fingerprint hold)."""
+    from assistant.store.index import _read_snapshot
+    from assistant.store.ingest import IngestReport, write_papers
+    from assistant.store.chunks import paper_from_dict
+    from assistant.store.layout import SNAPSHOT
+
+    if index.remote or index.count() >= expected or not (index.manifest or {}).get("fingerprint"):
+        return
+    snapshot = _read_snapshot(index.dir / SNAPSHOT, index.manifest["fingerprint"])
+    if snapshot is None:
+        return
+    have = {pid for (pid,) in paged(index.papers, [])}
+    lost = [p for p in snapshot.get("parsed") or [paper_from_dict(d) for d in snapshot["papers"]] if p.id not in have]
+    if lost:
+        write_papers(index, lost, settings, IngestReport(), None)
+        actions.append(f"re-embedded {len(lost)} papers the store had lost, from papers.json (intact for the last "
+                       "commit)")

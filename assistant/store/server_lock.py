@@ -26,9 +26,29 @@ def server_lock_holder(client) -> str | None:
         meta = client.get_collection(SERVER_LOCK).metadata or {}
     except Exception:
         return None
-    if float(meta.get("expires", 0)) < time.time():
+    if _lapsed(meta):
         return None
     return str(meta.get("owner", "?"))
+
+
+def dead_here(holder: str | None) -> bool:
+    """Whether a lock's owner (``host:pid``) is a process of this machine that no longer runs: a client killed
+    with its server (the server restarted with the lock it held) leaves a lock nobody will release."""
+    host, _, pid = str(holder or "").rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # it exists (another user's process)
+        return False
+    return False
+
+
+def _lapsed(meta: dict) -> bool:
+    """A lock past its expiry, or held by a process of this machine that is gone."""
+    return float(meta.get("expires", 0)) < time.time() or dead_here(meta.get("owner"))
 
 
 #: A client taking over an expired server lock waits this long before reading it back. Chroma has no
@@ -47,8 +67,8 @@ def _lock_meta(client) -> dict:
 
 def _lock_busy(holder, url: str) -> IndexStoreError:
     return IndexStoreError(f"another client ({holder or 'unknown'}) is writing to the Chroma server at {url}; "
-                           "wait for it to finish (a lock left by a dead client expires within "
-                           f"{LOCK_TTL:.0f} s)")
+                           "wait for it to finish (a lock left by a dead client of another machine expires within "
+                           f"{LOCK_TTL:.0f} s; one of this machine's is taken over at once)")
 
 
 def _take_server_lock(client, url: str, mine: str, token: str):
@@ -66,7 +86,7 @@ def _take_server_lock(client, url: str, mine: str, token: str):
         except Exception:  # released since: create it
             continue
         meta = col.metadata or {}
-        if float(meta.get("expires", 0)) >= time.time():
+        if not _lapsed(meta):
             raise _lock_busy(meta.get("owner"), url)
         with contextlib.suppress(Exception):  # deleted meanwhile: the read back says
             col.modify(metadata=mark)

@@ -1,0 +1,150 @@
+"""Storage faults as one line the user can act on: what is wrong, and the command or the fix that mends it (a
+full disk, a read-only or unreadable directory, a lost server, advice that never drops a user's sources)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+from pathlib import Path
+
+from assistant.errors import IndexStoreError
+
+BUNDLED = "bundled"
+#: Below this many free bytes a failed write is reported as a full disk.
+LOW_DISK = 64 * 1024 * 1024
+
+
+def source_names(sources: list[str] | None) -> str:
+    return ", ".join("the bundled corpus" if s == BUNDLED else s for s in sources or []) or "unrecorded files"
+
+
+def ingest_command(sources: list[str] | None) -> str:
+    paths = [shlex.quote(s) for s in sources or [] if s != BUNDLED]
+    return "assistant ingest" + "".join(" " + p for p in paths) if sources else "assistant ingest FILES"
+
+
+def rebuild_advice(manifest: dict | None) -> str:
+    """How to rebuild without losing the user's papers: ``--rebuild`` re-reads the recorded sources."""
+    sources = (manifest or {}).get("sources")
+    if sources == [BUNDLED]:
+        return "assistant ingest --rebuild"
+    if sources:
+        return f"assistant ingest --rebuild (re-reads {source_names(sources)})"
+    return "assistant ingest --rebuild FILES, naming the files you ingested (this index does not record them)"
+
+
+def read_only_error(path: Path) -> IndexStoreError:
+    return IndexStoreError(f"the index directory {path} is read-only, and Chroma writes to its store even to "
+                           f"read it; make it writable, or copy it (cp -r {shlex.quote(str(path))} ~/index) and "
+                           "set ASSISTANT_INDEX_DIR to the copy")
+
+
+def permission_error(path: Path, index_dir: Path) -> IndexStoreError:
+    """A part of the index this user may not read or write: a permission to fix, not damage to re-ingest over."""
+    return IndexStoreError(f"cannot use {path}: permission denied; give your user access to the index (chmod -R u+rwX "
+                           f"{shlex.quote(str(index_dir))}, or run as the user who built it): nothing needs "
+                           "re-ingesting")
+
+
+def check_access(index_dir: Path) -> None:
+    """Refuse, with the fix, an index whose Chroma store this user cannot read and write: a permission to give
+    (or, on a read-only file system, a copy to make), never damage to re-ingest over."""
+    from assistant.store.layout import CHROMA, CHROMA_FILE
+
+    store = index_dir / CHROMA
+    for path, read in ((index_dir, os.R_OK | os.X_OK), (store, os.R_OK | os.X_OK), (store / CHROMA_FILE, os.R_OK)):
+        if path.exists() and not os.access(path, read):
+            raise permission_error(path, index_dir)
+    for path in (store, store / CHROMA_FILE):
+        if path.exists() and not os.access(path, os.W_OK):
+            if _read_only_fs(path):
+                raise read_only_error(index_dir)
+            raise permission_error(path, index_dir)
+
+
+def _read_only_fs(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def disk_full(path: Path) -> bool:
+    with contextlib.suppress(OSError):
+        target = path if path.exists() else path.parent
+        return shutil.disk_usage(target).free < LOW_DISK
+    return False
+
+
+#: Free space a write wants before it starts: Chroma can hang, not fail, when the disk fills under it
+#: (a metadata write on a full tmpfs never returned in our tests).
+SPARE_BYTES = 8 * 1024 * 1024
+BYTES_PER_PAPER = 16 * 1024  # ~11 KB measured per short paper (records, chunk vectors, HNSW, BM25)
+
+
+def check_space(path: Path, papers: int = 0) -> None:
+    """Refuse a write that would likely fill the disk, before it changes anything."""
+    need = SPARE_BYTES + BYTES_PER_PAPER * papers
+    target = path if path.exists() else path.parent
+    with contextlib.suppress(OSError):
+        if shutil.disk_usage(target).free < need:
+            raise disk_full_error(path, need)
+
+
+def disk_full_error(path: Path, need: int | None = None) -> IndexStoreError:
+    try:
+        free = f"{shutil.disk_usage(path if path.exists() else path.parent).free / 1e6:.1f} MB free"
+    except OSError:
+        free = "free space unknown"
+    if need:
+        free += f"; this write wants {need / 1e6:.0f} MB"
+    return IndexStoreError(f"the disk holding {path} is full ({free}); free some space and run the command "
+                           "again (what was committed is intact; an ingest resumes where it stopped)")
+
+
+def server_lost_error(url: str, exc: BaseException) -> IndexStoreError:
+    return IndexStoreError(f"lost the Chroma server at {url} ({type(exc).__name__}); start it again "
+                           "(chroma run --host 127.0.0.1 --port 8000) and retry: an interrupted ingest resumes "
+                           "where it stopped")
+
+
+def translate(exc: BaseException, settings) -> IndexStoreError | None:
+    """A storage failure that escaped as a library exception, as one line the user can act on."""
+    import errno
+    import sqlite3
+
+    from assistant.config import local_dir
+
+    url = settings.index.chroma_url
+    where = local_dir(settings) if settings is not None else Path(".")
+    module = type(exc).__module__.split(".")[0]
+    if url and module in {"httpx", "httpcore"}:
+        return server_lost_error(url, exc)
+    if url and module == "chromadb" and any(s in str(exc) for s in ("Connect", "connection", "Connection")):
+        return server_lost_error(url, exc)
+    if module in {"click", "typer"}:  # a command's own exit
+        return None
+    if isinstance(exc, PermissionError) and exc.filename:
+        path = Path(exc.filename)
+        if where.resolve() == path.resolve() or where.resolve() in path.resolve().parents:
+            return permission_error(path, where)
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EROFS):
+        # a file outside the index (say, --save on a full or read-only disk) is named as itself
+        path = Path(exc.filename) if exc.filename else where
+        full, base = path.resolve(), where.resolve()
+        inside = full == base or base in full.parents
+        if exc.errno == errno.ENOSPC:
+            return disk_full_error(where if inside else path)
+        return read_only_error(where) if inside else None
+    text = str(exc).lower()
+    if "disk is full" in text or "no space" in text:
+        return disk_full_error(where)
+    if "readonly" in text or "read-only" in text:
+        return read_only_error(where)
+    if isinstance(exc, sqlite3.OperationalError) and "unable to open" in text and not os.access(where, os.W_OK):
+        return read_only_error(where)
+    if module == "chromadb" and disk_full(where):  # Chroma names a full disk "Error in compaction"
+        return disk_full_error(where)
+    return None

@@ -1,0 +1,128 @@
+"""Ingest keeps a user's papers whatever happens: ids of two files never collide, an edited file leaves the index equal
+to it, a rebuild killed at any moment leaves the old index or the new one, and only the default index directory is
+ever filled with the bundled corpus (issue 47, rows 1, 3, 4, 5 and 14)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from .conftest import FIXTURES
+from .test_integrity import crash, error_line, has, run, stored
+
+
+def _ids(idx) -> list[str]:
+    res = run("papers", "--json", "--index-dir", idx)
+    assert res.exit_code == 0, res.output
+    return [p["paper_id"] for p in json.loads(res.stdout)]
+
+
+def _abstracts(path) -> list[str]:
+    return [p for p in path.read_text(encoding="utf-8").split("\n", 1)[1].split("\n\n") if p.strip()]
+
+
+def test_two_files_of_the_same_name_in_two_folders_keep_all_their_papers(tmp_path):
+    """Row 3: a/x.txt then b/x.txt (records without ids) said "0 new, 2 updated": the second replaced the first."""
+    idx = tmp_path / "idx"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    shutil.copy(FIXTURES / "mini.txt", tmp_path / "a" / "x.txt")
+    shutil.copy(FIXTURES / "mini_zh.txt", tmp_path / "b" / "x.txt")
+    first = run("ingest", tmp_path / "a" / "x.txt", "--index-dir", idx, "--json")
+    second = run("ingest", tmp_path / "b" / "x.txt", "--index-dir", idx, "--json")
+    assert json.loads(first.stdout)["added"] == 6
+    assert json.loads(second.stdout)["added"] == 3 and json.loads(second.stdout)["updated"] == 0
+    ids = _ids(idx)
+    assert len(ids) == len(set(ids)) == 9
+    assert {f"x#{n}" for n in range(1, 7)} <= set(ids) and {"b/x#1", "b/x#2", "b/x#3"} <= set(ids)
+    # each file again: nothing changes, and the ids stay
+    assert json.loads(run("ingest", tmp_path / "b" / "x.txt", "--index-dir", idx, "--json").stdout)["unchanged"] == 3
+    assert json.loads(run("ingest", tmp_path / "a" / "x.txt", "--index-dir", idx, "--json").stdout)["unchanged"] == 6
+    assert _ids(idx) == ids
+    # both files in one ingest, into a new index: still nine papers
+    both = run("ingest", tmp_path / "a", tmp_path / "b", "--index-dir", tmp_path / "idx2", "--json")
+    assert json.loads(both.stdout)["added"] == 9 and len(set(_ids(tmp_path / "idx2"))) == 9
+
+
+def test_an_edited_file_ingested_again_leaves_the_index_equal_to_the_file(tmp_path):
+    """Row 4: a paragraph deleted from a .txt shifted the positions, and the same abstract was stored twice."""
+    idx, mine = tmp_path / "idx", tmp_path / "mine.txt"
+    shutil.copy(FIXTURES / "mini.txt", mine)
+    assert run("ingest", mine, "--index-dir", idx).exit_code == 0
+    header = mine.read_text(encoding="utf-8").split("\n", 1)[0]
+    paras = _abstracts(mine)
+    gone = paras.pop(1)  # the second abstract deleted
+    paras[2] = paras[2].replace("We ", "Here we ", 1)  # what was the fourth, edited
+    paras.append("Quuxian hyper-gadgets fold proteins. We introduce Quux, a gadget folding model.")
+    mine.write_text(header + "\n\n" + "\n\n".join(paras) + "\n", encoding="utf-8")
+    res = run("ingest", mine, "--index-dir", idx, "--json")
+    report = json.loads(res.stdout)
+    assert res.exit_code == 0 and report["removed_ids"] == ["mine#2"]
+    assert (report["added"], report["updated"], report["unchanged"], report["removed"]) == (1, 1, 4, 1)
+    ids = _ids(idx)
+    assert sorted(ids) == ["mine#1", "mine#3", "mine#4", "mine#5", "mine#6", "mine#7"]  # each abstract once
+    hits = json.loads(run("search", gone[:120], "--json", "--index-dir", idx).stdout)["hits"]
+    assert "mine#2" not in {h["paper_id"] for h in hits}
+    shown = json.loads(run("show", "mine#4", "--json", "--index-dir", idx).stdout)
+    assert shown["abstract"].startswith(" ".join(paras[2].split())[:40])
+    # said in the terminal too
+    paras.pop()
+    mine.write_text(header + "\n\n" + "\n\n".join(paras) + "\n", encoding="utf-8")
+    res = run("ingest", mine, "--index-dir", idx)
+    assert res.exit_code == 0 and has(res.stderr, "removed:", "1 paper", "mine#7") and has(res.stdout, "1 removed")
+    assert run("doctor", "--index-dir", idx).exit_code == 0
+
+
+def test_a_rebuild_killed_at_any_step_leaves_the_user_s_index_and_the_same_command_rebuilds_it(tmp_path):
+    """Row 1: kill -9 during `ingest --rebuild` forgot the sources: the same command then loaded the 95 bundled
+    papers into the user's index, and `doctor --repair` after that kill left 0 papers and exited 0."""
+    for point in ("ingest-group@1", "commit-meta", "aside-built", "aside-swapping"):
+        idx, mine = tmp_path / point / "idx", tmp_path / point / "mine.txt"
+        mine.parent.mkdir()
+        shutil.copy(FIXTURES / "mini.txt", mine)
+        assert run("ingest", mine, "--index-dir", idx).exit_code == 0
+        crash(point, "ingest", "--rebuild", "--index-dir", idx, group=2)
+        res = run("doctor", "--repair", "--index-dir", idx)
+        assert res.exit_code == 0, (point, res.output)
+        assert sorted(_ids(idx)) == [f"mine#{n}" for n in range(1, 7)], point  # never 0, never the bundled 95
+        res = run("ingest", "--rebuild", "--index-dir", idx, "--json")
+        assert res.exit_code == 0 and json.loads(res.stdout)["added"] == 6, (point, res.output)
+        assert sorted(_ids(idx)) == [f"mine#{n}" for n in range(1, 7)] and stored(idx) == 6
+
+
+def test_a_damaged_manifest_never_decides_what_a_rebuild_replaces(tmp_path):
+    """Row 5: manifest.json whose `sources` was damaged: `ingest --rebuild` replaced the user's papers with the 95
+    bundled ones without a word, and doctor said ok."""
+    idx, mine = tmp_path / "idx", tmp_path / "mine.txt"
+    shutil.copy(FIXTURES / "mini.txt", mine)
+    assert run("ingest", mine, "--index-dir", idx).exit_code == 0
+    manifest = json.loads((idx / "manifest.json").read_text())
+    for damaged in (["bundled"], [], "garbage"):
+        (idx / "manifest.json").write_text(json.dumps({**manifest, "sources": damaged}))
+        res = run("ingest", "--rebuild", "--index-dir", idx)
+        assert res.exit_code == 4 and has(error_line(res), "manifest.json differs", "sources", "doctor --repair")
+        assert stored(idx) == 6
+        res = run("doctor", "--index-dir", idx)
+        assert res.exit_code == 1 and has(res.stdout, "differs from the copy")
+        res = run("search", "reasoning", "--index-dir", idx)
+        assert res.exit_code == 4 and has(error_line(res), "manifest.json differs")
+    res = run("doctor", "--repair", "--index-dir", idx)
+    assert res.exit_code == 0 and has(res.stdout, "restored manifest.json from its copy")
+    assert json.loads((idx / "manifest.json").read_text())["sources"] == [str(mine.resolve())]
+    res = run("ingest", "--rebuild", "--index-dir", idx, "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["added"] == 6 and stored(idx) == 6
+
+
+def test_a_mistyped_index_dir_is_named_never_filled_with_the_bundled_corpus(tmp_path, monkeypatch):
+    """Row 14: a --index-dir that does not exist was silently built from the bundled corpus and answered from."""
+    typo = tmp_path / "my_indx"
+    for cmd in (["ask", "what is federated learning?"], ["search", "federated"], ["papers"], ["show", "x#1"],
+                ["which", "use reinforcement learning"], ["chat"]):
+        res = run(*cmd, "--index-dir", typo, input="")
+        said = error_line(res)
+        assert res.exit_code == 4 and has(said, f"no index at {typo}", "assistant ingest"), (cmd, said)
+        assert not typo.exists(), cmd
+    # the default index directory (index_store/, or ASSISTANT_INDEX_DIR) is still built on first use
+    monkeypatch.setenv("ASSISTANT_INDEX_DIR", str(tmp_path / "default"))
+    res = run("papers", "--json")
+    assert res.exit_code == 0 and len(json.loads(res.stdout)) == 95
