@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from assistant.config import Settings
-from assistant.endpoint import endpoint_name, make_client, map_error
+from assistant.endpoint import Bound, endpoint_name, make_client, map_error
 from assistant.errors import LLMError
 
 
@@ -46,28 +46,35 @@ def estimate_cost(settings: Settings, model: str | None, usage: dict) -> float |
 
 def chat(settings: Settings, messages: list[dict], on_token: Callable[[str], None] | None = None,
          stream: bool = True, max_tokens: int | None = None, temperature: float = 0.1) -> Completion:
-    """One chat completion. Streams tokens to ``on_token``; a stream that breaks off keeps the partial text."""
-    client = make_client(settings)
+    """One chat completion. Streams tokens to ``on_token``; a stream that breaks off keeps the partial text. Every
+    wait is bounded (:class:`~assistant.endpoint.Bound`): the headers, each gap between chunks, the whole call."""
     kwargs: dict[str, Any] = {"model": settings.llm.model, "messages": messages, "temperature": temperature}
     max_tokens = max_tokens or settings.llm.max_tokens
     if max_tokens:
         kwargs["max_tokens"] = max_tokens
+    tokens = max_tokens or 4096
+    bound = Bound(settings.llm.timeout, settings.llm.timeout + tokens / MIN_TOKENS_PER_SECOND,
+                  REPLY_BYTES + tokens * BYTES_PER_TOKEN)
+    client = make_client(settings, bound)
     try:
         if not stream:
             resp = client.chat.completions.create(**kwargs)
             if not getattr(resp, "choices", None):
                 raise LLMError(f"the LLM endpoint {endpoint_name(settings)} sent a response with no choices")
             text = resp.choices[0].message.content or ""
+            cut = len(text) > tokens * CHARS_PER_TOKEN  # a server that ignores max_tokens: kept as long as allowed
+            text = text[:tokens * CHARS_PER_TOKEN]
             if on_token and text:
                 on_token(text)
             usage = resp.usage.model_dump() if getattr(resp, "usage", None) else {}
-            return Completion(text=text, usage=usage, model=getattr(resp, "model", "") or settings.llm.model)
+            return Completion(text=text, complete=not cut, usage=usage, model=getattr(resp, "model", "") or
+                              settings.llm.model, finish_reason="length" if cut else None)
         response = client.chat.completions.create(stream=True, stream_options={"include_usage": True}, **kwargs)
     except LLMError:
         raise
     except Exception as exc:
         raise map_error(exc, settings) from exc
-    return _consume(response, settings, on_token, max_tokens)
+    return _consume(response, settings, on_token, max_tokens, bound)
 
 
 #: A streamed answer's bounds. Connecting, the first chunk and every gap between chunks: ASSISTANT_LLM_TIMEOUT each
@@ -76,10 +83,14 @@ def chat(settings: Settings, messages: list[dict], on_token: Callable[[str], Non
 #: max_tokens is not read past that). Past either bound the stream is closed and the answer marked cut.
 MIN_TOKENS_PER_SECOND = 4
 CHARS_PER_TOKEN = 8
+#: The bytes a reply may take, streamed or not: a floor, plus this per token allowed (an SSE chunk of one token is
+#: ~250 bytes of JSON framing). A 30 MB reply to a 1,024-token request is cut at ~3 MB.
+REPLY_BYTES = 2 * 1024 * 1024
+BYTES_PER_TOKEN = 1024
 
 
 def _consume(response, settings: Settings, on_token: Callable[[str], None] | None,
-             max_tokens: int | None = None) -> Completion:
+             max_tokens: int | None = None, bound: Bound | None = None) -> Completion:
     import time
 
     parts: list[str] = []
@@ -93,6 +104,8 @@ def _consume(response, settings: Settings, on_token: Callable[[str], None] | Non
     try:
         for chunk in response:
             chunks += 1
+            if bound is not None:  # data arrived: the next gap starts now (comment lines alone do not count)
+                bound.chunk_read()
             if getattr(chunk, "usage", None):
                 usage = chunk.usage.model_dump()
             model = getattr(chunk, "model", None) or model
