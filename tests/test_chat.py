@@ -407,3 +407,30 @@ def test_a_few_words_on_a_topic_are_searched_and_a_pleasantry_gets_the_hint(conv
     conversation.clear()
     bye = conversation.ask("see ya later!")
     assert bye.text == CHAT_ONLY and not bye.answerable and bye.citations == []
+
+
+def test_a_paper_removed_in_another_terminal_is_no_longer_cited_by_an_open_chat(mini_index):
+    """Issue 47 row 9: a paper removed by `remove` while a chat was open in another terminal was still cited and
+    shown by that chat."""
+    import os
+    import subprocess
+    import sys
+
+    settings = Settings(index_dir=mini_index)
+    conv = Conversation(Retriever(Index(settings), settings), settings)
+    first = conv.ask("What is Mixture-of-Thought?")
+    assert first.citations and first.citations[0].paper_id == "mini#2"
+    done = subprocess.run([sys.executable, "-m", "assistant", "remove", "mini#2", "--index-dir", str(mini_index)],
+                          capture_output=True, text=True, env={**os.environ, "ORT_DISABLE_TELEMETRY": "1"})
+    assert done.returncode == 0, done.stderr
+    for question in ("how does it work?", "What is Mixture-of-Thought?", "compare [1] with the others"):
+        try:
+            answer = conv.ask(question)
+        except InputError as exc:  # a reference to what is gone is said in one line
+            assert "mini#2" in str(exc) or "no longer" in str(exc), question
+            continue
+        cited = {c.paper_id for c in answer.citations} | {h.paper_id for h in answer.sources}
+        assert "mini#2" not in cited, (question, cited)
+    with pytest.raises(InputError):
+        conv.paper("mini#2")
+    assert conv.paper_count() == 5

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from assistant.text.corpus import load_papers
-from assistant.qa.export import to_bibtex, venue
+from assistant.qa.export import markdown_inert, to_bibtex, venue
 
 from .conftest import FIXTURES
 
@@ -133,10 +133,12 @@ def test_saved_markdown_and_bibtex_are_inert_and_json_keeps_the_exact_text(quest
         assert raw(content) == [], ext  # `cat out.md` cannot drive the terminal
     md = [line.rstrip() for line in written["md"].splitlines()]
     # every one-line field stays on its line: a heading, a numbered source and its quote
-    assert f"## {for_terminal(question, one_line=True)}".rstrip() in md
-    assert md.count(f"1. `{for_terminal(pid, one_line=True)}`: {for_terminal('T' + title, one_line=True)}".rstrip()) == 2
-    assert md.count(f"   > {for_terminal(snippet, one_line=True)}".rstrip()) == 2
-    assert for_terminal(text) in written["md"]
+    # Markdown holds what the terminal shows, with no HTML a viewer would render (markdown_inert)
+    assert f"## {markdown_inert(question, one_line=True)}".rstrip() in md
+    code_id = for_terminal(pid, one_line=True).replace("`", "'")
+    assert md.count(f"1. `{code_id}`: {markdown_inert('T' + title, one_line=True)}".rstrip()) == 2
+    assert md.count(f"   > {markdown_inert(snippet, one_line=True)}".rstrip()) == 2
+    assert markdown_inert(text) in written["md"]
     # BibTeX reads one entry with exactly its fields, each the inert text (braces balanced whatever the text)
     (entry,) = bib_entries(written["bib"])
     assert set(entry) == {"title", "author", "year", "url", "howpublished", "note"}
@@ -194,3 +196,42 @@ def test_a_saved_answer_keeps_the_note_that_the_corpus_may_lack_its_topic():
     md = to_markdown([unsure, Answer(question="federated learning", text="- FL. [1]", mode="extractive",
                                      answerable=True)])
     assert md.count(UNSURE_NOTE) == 1 and md.index(UNSURE_NOTE) < md.index("Clients train jointly")
+
+
+def test_a_save_that_fails_on_a_full_disk_leaves_no_file_and_the_retry_works(mini_index, tmp_path):
+    """Issue 47 row 13: `--save` on a full disk left a 0-byte file, which then blocked the retry ("already
+    exists"). The full disk is a small tmpfs filled to its last page (mount needs root: skipped otherwise)."""
+    import os
+    import subprocess
+
+    from typer.testing import CliRunner
+
+    from assistant.cli.app import app
+
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True,
+                             text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount here (needs root): {mounted.stderr.strip()}")
+    runner = CliRunner()
+    try:
+        target = mount / "answer.json"
+        filler = mount / "filler"
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+        try:  # every page taken
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        args = ["ask", "What is Mixture-of-Thought?", "--save", str(target), "--index-dir", str(mini_index)]
+        res = runner.invoke(app, args)
+        assert res.exit_code != 0 and "No space left" in " ".join(res.output.split())
+        assert sorted(p.name for p in mount.iterdir()) == ["filler"]  # no empty answer.json, no temp file
+        filler.unlink()
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0 and json.loads(target.read_text())["turns"]
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)

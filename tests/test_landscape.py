@@ -159,7 +159,7 @@ def browser(tmp_path):
 
 def _open(driver, path: Path):
     driver.get(path.resolve().as_uri())
-    deadline = time.time() + 30
+    deadline = time.time() + 120  # a bound for a broken page only
     while time.time() < deadline:
         state = driver.execute_script("return [document.body.dataset.ready, document.body.dataset.error]")
         if state[0] or state[1]:
@@ -167,6 +167,13 @@ def _open(driver, path: Path):
         time.sleep(0.1)
     assert state[1] is None, f"the page failed: {state[1]}"
     assert state[0] == "1", "the page never finished drawing"
+
+
+def _shown(driver, expected: int) -> None:
+    """Wait until the page says it shows ``expected`` papers (it sets data-shown when a filter has been applied)."""
+    deadline = time.time() + 120  # a bound for a broken page only: a working one says so in milliseconds
+    while driver.execute_script("return document.body.dataset.shown") != str(expected) and time.time() < deadline:
+        time.sleep(0.05)
 
 
 def test_html_in_headless_chromium_draws_every_paper_and_filters(fl_map, tmp_path, browser):
@@ -185,14 +192,12 @@ def test_html_in_headless_chromium_draws_every_paper_and_filters(fl_map, tmp_pat
     box.send_keys("federated")
     expected = sum("federated" in f"{p.title} {p.abstract} {p.paper_id}".lower() for p in fl_map.points)
     assert 4 <= expected < 95
-    deadline = time.time() + 5
-    while time.time() < deadline and browser.execute_script("return document.body.dataset.shown") != str(expected):
-        time.sleep(0.05)
+    _shown(browser, expected)
     assert browser.execute_script("return document.querySelectorAll('#points circle.paper:not(.dim)').length") == expected
     assert f"{expected} of 95" in browser.find_element(By.ID, "count").text
     box.clear()
     box.send_keys("zzzz-no-such-word")
-    time.sleep(0.2)
+    _shown(browser, 0)
     assert browser.execute_script("return document.querySelectorAll('#points circle.paper:not(.dim)').length") == 0
 
     # clicking a numbered mark shows that paper's abstract
@@ -233,15 +238,15 @@ def test_cli_map_writes_png_and_reports_json(bundled_index_dir, tmp_path):
     assert {h["paper_id"] for h in data["highlighted"]} == FL_PAPERS
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # typed with a slip, the area is still found and numbered
-    result = runner.invoke(app, ["map", "federated leanring", "--out", str(out), "--index-dir", str(index_dir),
-                                 "--json"])
+    result = runner.invoke(app, ["map", "federated leanring", "--out", str(out), "--force", "--index-dir",
+                                 str(index_dir), "--json"])
     assert {h["paper_id"] for h in json.loads(result.stdout)["highlighted"]} == FL_PAPERS
 
 
 def test_cli_map_as_the_first_command_builds_the_index_then_maps(tmp_path, monkeypatch):
     """A new user's first command may be `map`: the index build's progress bar and the layout spinner take turns."""
     monkeypatch.chdir(tmp_path)
-    result = runner.invoke(app, ["map", "--out", "first.png", "--index-dir", str(tmp_path / "fresh")])
+    result = runner.invoke(app, ["map", "--out", "first.png"])  # the default index directory: ./index_store
     assert result.exit_code == 0, result.output
     assert (tmp_path / "first.png").read_bytes()[:4] == b"\x89PNG"
     assert "Map of 95 papers" in result.stdout
@@ -263,3 +268,15 @@ def test_cli_map_bad_output_is_one_line_error(mini_index, tmp_path, out, message
     assert message in " ".join(result.output.split())
     assert "Traceback" not in result.output
     assert not (tmp_path / out).exists()
+
+
+def test_map_out_over_an_existing_file_needs_force(mini_index, tmp_path):
+    """Issue 47 row 12: `map --out existing.html` overwrote the user's file; --save refuses without --force, and
+    map must too."""
+    mine = tmp_path / "existing.html"
+    mine.write_text("<p>my notes</p>")
+    result = runner.invoke(app, ["map", "--out", str(mine), "--index-dir", str(mini_index)])
+    assert result.exit_code == 3 and "already exists; add --force" in " ".join(result.output.split())
+    assert mine.read_text() == "<p>my notes</p>"
+    result = runner.invoke(app, ["map", "--out", str(mine), "--force", "--index-dir", str(mini_index)])
+    assert result.exit_code == 0 and mine.read_text().startswith("<!DOCTYPE html>")

@@ -224,3 +224,17 @@ def test_which_and_summarize_say_when_the_corpus_may_lack_exactly_the_topic(bund
         sure = json.loads(runner.invoke(app, [command, "federated learning", "--json", "--index-dir",
                                               str(bundled_index_dir)]).stdout)
         assert "unsure" not in sure
+
+
+def test_a_judge_that_says_none_and_gives_reasons_keeps_no_paper(bundled_index_dir, mocked_openai_chat):
+    """Issue 47 row 18: a verdict "None. Source 1 ... source 2 ... not this." reported 2 papers judged by the LLM."""
+    import httpx
+
+    from .conftest import completion_json
+
+    mocked_openai_chat.return_value = httpx.Response(200, json=completion_json(
+        "None. Source 1 studies federated optimisation; source 2 is about privacy, not this."))
+    res = runner.invoke(app, ["which", "papers that study federated learning", "--json",
+                              "--index-dir", str(bundled_index_dir)])
+    data = json.loads(res.stdout)
+    assert res.exit_code == 0 and data["mode"] == "llm" and data["count"] == 0

@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 
 from assistant.qa.answer import Answer, Citation
-from assistant.errors import InputError
+from assistant.errors import IndexStoreError, InputError
 from assistant.store.layout import chats_file
 from assistant.search.retrieve import Hit
 
@@ -33,11 +33,53 @@ def answer_from_dict(d: dict) -> Answer:
     )
 
 
+def damaged(path: Path, exc: Exception) -> IndexStoreError:
+    return IndexStoreError(f"{path} is damaged ({exc}); move it aside with: assistant doctor --repair (the index "
+                           "and its papers are intact; only saved conversations are in that file)")
+
+
+def check(index_dir: Path) -> str:
+    """doctor's look at the saved conversations: a line saying how many, or IndexStoreError when the file is
+    damaged."""
+    path = chats_file(index_dir)
+    if not path.exists():
+        return "no saved conversations"
+    store = ChatStore(index_dir)
+    try:
+        ok = store.db.execute("PRAGMA quick_check").fetchone()[0]
+        if ok != "ok":
+            raise damaged(path, ok)
+        return f"{len(store.list())} saved conversations"
+    except sqlite3.DatabaseError as exc:
+        raise damaged(path, exc) from None
+    finally:
+        store.db.close()
+
+
+def set_aside(index_dir: Path) -> Path | None:
+    """doctor --repair: a damaged conversations file is renamed (kept: it may be recoverable), so that chat starts a
+    new one. The new name, or None when the file was sound."""
+    try:
+        check(index_dir)
+        return None
+    except IndexStoreError:
+        path = chats_file(index_dir)
+        aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        path.rename(aside)
+        return aside
+
+
 class ChatStore:
     def __init__(self, index_dir: Path):
-        Path(index_dir).mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(chats_file(index_dir)))
-        self.db.executescript(SCHEMA)
+        path = chats_file(index_dir)
+        if not Path(index_dir).is_dir():  # never made here: a mistyped --index-dir is named by the index's open
+            raise IndexStoreError(f"no index at {index_dir}; build one there with: assistant ingest [PATHS]")
+        try:
+            self.db = sqlite3.connect(str(path))
+            self.db.executescript(SCHEMA)
+            self.db.execute("SELECT COUNT(*) FROM turns").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise damaged(path, exc) from None
 
     def new(self, title: str = "") -> str:
         cid = uuid.uuid4().hex[:8]

@@ -69,7 +69,7 @@ def handle_errors(fn):
         except AssistantError as exc:
             if os.environ.get("ASSISTANT_DEBUG"):
                 raise
-            err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
+            err.print(f"[bold red]Error:[/] {escape(_scrubbed(str(exc)), one_line=True)}")
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             err.print("Interrupted.")
@@ -91,8 +91,19 @@ def handle_errors(fn):
     return wrapper
 
 
+def _scrubbed(text: str) -> str:
+    """An error line with no secret in it (the API key, a run of it a server echoed, a URL's credentials), whatever
+    raised it: the last guard before the terminal."""
+    try:
+        from assistant.service.api import scrubbed
+
+        return scrubbed(text, _settings())
+    except Exception:  # the settings themselves are bad: their error names no secret
+        return text
+
+
 def _storage_error(exc: BaseException, index_dir: Path | None = None):
-    """integrity.translate with this command's settings (None when the error is not a storage fault)."""
+    """faults.translate with this command's settings (None when the error is not a storage fault)."""
     from assistant.service.api import storage_error
 
     try:
@@ -122,18 +133,26 @@ def ingest(
     finally:
         bar.close()
     if as_json:
-        print_json({**report.as_dict(), "duplicates": [{"dropped": a, "kept": b} for a, b in parsed.duplicates],
+        print_json({**report.as_dict(), "removed_ids": report.removed,
+                    "duplicates": [{"dropped": a, "kept": b} for a, b in parsed.duplicates],
                      "skipped": parsed.skipped, "index_dir": str(settings.index.dir)})
         return
+    for line in report.recovered:
+        err.print(f"[yellow]note:[/] {escape(line)}")
     for source in report.dropped_sources:
         err.print(f"[yellow]replaced:[/] the index no longer holds the papers from {escape(source)}")
+    if report.removed:
+        shown_ids = ", ".join(report.removed[:10]) + (f" and {len(report.removed) - 10} more" if len(report.removed) > 10 else "")
+        err.print(f"[yellow]removed:[/] {len(report.removed)} paper{'' if len(report.removed) == 1 else 's'} no longer "
+                  f"in the files read ({escape(shown_ids)})")
     for line in parsed.skipped:
         err.print(f"[yellow]skipped:[/] {escape(line)}")
     for dropped, kept in parsed.duplicates:
         err.print(f"[yellow]duplicate:[/] {escape(dropped)} has the same abstract as {escape(kept)}; stored once")
     chunks = f"{report.chunks} chunk{'' if report.chunks == 1 else 's'}"
-    out.print(f"Indexed {len(report.added)} new, {len(report.updated)} updated, {len(report.unchanged)} unchanged "
-              f"papers ({chunks}) in {report.seconds:.1f}s → {escape(settings.index.chroma_url or str(settings.index.dir))}")
+    removed = f", {len(report.removed)} removed" if report.removed else ""
+    out.print(f"Indexed {len(report.added)} new, {len(report.updated)} updated, {len(report.unchanged)} unchanged"
+              f"{removed} papers ({chunks}) in {report.seconds:.1f}s → {escape(settings.index.chroma_url or str(settings.index.dir))}")
 
 
 @app.command()
@@ -329,6 +348,7 @@ def map_cmd(
                                                      show_default=False)] = None,
     method: Annotated[str, typer.Option("--layout", help="Projection: tsne (keeps neighbourhoods) or pca (fast)")]
     = "tsne",
+    force: Annotated[bool, typer.Option("--force", help="Let --out overwrite an existing file.")] = False,
     index_dir: IndexDir = None,
     as_json: JsonFlag = False,
 ):
@@ -336,7 +356,8 @@ def map_cmd(
     from assistant.service.api import corpus_map
 
     busy = None if as_json else (lambda message: err.status(message, spinner="dots"))
-    cmap, path = corpus_map(query, _settings(index_dir), out_path, method, progress=first_run_progress(), busy=busy)
+    cmap, path = corpus_map(query, _settings(index_dir), out_path, method, progress=first_run_progress(), busy=busy,
+                            force=force)
     if as_json:
         print_json({"out": str(path.resolve()), **cmap.as_dict()})
         return

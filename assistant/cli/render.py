@@ -106,6 +106,13 @@ class BuildProgress:
             self.progress.stop()
             self.progress = None
 
+    def note(self, line: str) -> None:
+        """Something the command did besides what was asked (it finished a write a kill interrupted): one line on
+        stderr; a bar shown after it is labelled as that work, not as the first build."""
+        self.close()
+        err.print(f"[yellow]note:[/] {escape(line, one_line=True)}")
+        self.label, self.finished = "Finishing an interrupted write", False
+
 
 def rerank_progress():
     """Progress bar for re-ranking (ASSISTANT_RERANK), ~0.35-1 s per paper on 2 cores; shown before the first

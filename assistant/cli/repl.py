@@ -37,12 +37,12 @@ def run(settings, resume: bool = False, chat_id: str | None = None, progress=Non
     """A chat session: a new conversation, or a saved one resumed; every answered turn is saved."""
     from assistant.service.api import chat_store, conversation
 
+    conv = conversation(settings, progress=progress, on_rerank=on_rerank)  # the index first: it may be built
     store = chat_store(settings)
     cid = chat_id or (store.latest() if resume else None)
-    previous = store.load(cid) if cid else []
+    conv.resume(store.load(cid) if cid else [])
     if resume and cid is None:
         err.print("[dim]No saved conversation to continue; starting a new one.[/]")
-    conv = conversation(settings, progress=progress, on_rerank=on_rerank, previous=previous)
     cid = cid or store.new()
     interactive = sys.stdin.isatty()
     if interactive:

@@ -316,11 +316,17 @@ def escape_source(text: str) -> str:
     return CITATION_RE.sub(lambda m: f"(ref {m.group(1)})", text)
 
 
+def escape_attribute(text: str) -> str:
+    """A value inside a source tag's quoted attribute (a paper id, a theme): inert as :func:`escape_source`, and
+    no quote can end the attribute and add others (``q" trusted="yes``); one line."""
+    return escape_source(" ".join(text.split())).replace('"', "&quot;").replace("'", "&#x27;")
+
+
 def format_sources(hits: list[Hit], abstracts: dict[str, str]) -> str:
     blocks = []
     for n, hit in enumerate(hits, 1):
         body = escape_source(abstracts.get(hit.paper_id, hit.snippet))
-        blocks.append(f'<source n="{n}" id="{escape_source(hit.paper_id)}">\nTitle: {escape_source(hit.title)}\n{body}\n</source>')
+        blocks.append(f'<source n="{n}" id="{escape_attribute(hit.paper_id)}">\nTitle: {escape_source(hit.title)}\n{body}\n</source>')
     return "\n".join(blocks)
 
 

@@ -21,9 +21,20 @@ from assistant.text.safetext import for_terminal, json_for_terminal
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".bib": "bibtex", ".json": "json"}
 
 
+def markdown_inert(text: str, one_line: bool = False) -> str:
+    """Text as Markdown shows it literally: inert for a terminal (:func:`for_terminal`), no HTML a viewer would
+    render or run (``<script>`` as ``&lt;script&gt;``), and no link a viewer would follow (``[x](javascript:...)``:
+    the ``](`` is escaped). Citation markers ``[n]`` stay as they are."""
+    text = for_terminal(text, one_line=one_line).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("](", "]\\(")
+
+
 def to_markdown(answers: list[Answer]) -> str:
     def line(text: str) -> str:  # a heading, a list item, a quote: one line, so its text cannot end it
-        return for_terminal(text, one_line=True)
+        return markdown_inert(text, one_line=True)
+
+    def code(text: str) -> str:  # inside backticks nothing is rendered; a backtick in it would end the span
+        return for_terminal(text, one_line=True).replace("`", "'")
 
     parts = ["# assistant transcript", ""]
     for a in answers:
@@ -32,14 +43,14 @@ def to_markdown(answers: list[Answer]) -> str:
             parts += [f"*{UNSURE_NOTE}*", ""]
         if a.mode == "extractive" and a.answerable:
             parts += ["*Extractive answer (no LLM configured): verbatim sentences from the abstracts.*", ""]
-        parts += [for_terminal(a.text), ""]
+        parts += [markdown_inert(a.text), ""]
         if a.quoted:  # an LLM answer that cited none of its sources: as the terminal shows it
             parts += ["*The model cited none of its sources: nothing above is checked against an abstract.*", "",
-                      "**What the sources say, quoted without the model**", "", for_terminal(a.quoted), ""]
+                      "**What the sources say, quoted without the model**", "", markdown_inert(a.quoted), ""]
         if a.citations or a.quoted_citations:
             parts += ["**Sources**", ""]
             for c in a.citations or a.quoted_citations:
-                parts.append(f"{c.n}. `{line(c.paper_id)}`: {line(c.title)}  ")
+                parts.append(f"{c.n}. `{code(c.paper_id)}`: {line(c.title)}  ")
                 parts.append(f"   > {line(c.snippet)}")
             parts.append("")
     return "\n".join(parts).rstrip() + "\n"
@@ -56,6 +67,21 @@ _TEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\textbraceleft{}", "}": r"\tex
 def _bib_escape(text: str) -> str:
     """A field's text, one line, inert (:func:`for_terminal`) and with TeX's special characters as themselves."""
     return re.sub(r"[\\{}~^&%$#_]", lambda m: _TEX_SPECIAL[m.group(0)], for_terminal(text, one_line=True))
+
+
+#: The schemes a saved URL may have: a web or FTP address (``javascript:``, ``data:``, ``file:`` and the like run or
+#: open something when followed, and are not written).
+WEB_SCHEMES = ("http", "https", "ftp", "ftps")
+
+
+def web_url(url: str | None) -> str | None:
+    """``url`` when it is a web address (a scheme of :data:`WEB_SCHEMES`, or none: ``arxiv.org/abs/...``), else
+    None."""
+    text = for_terminal(url or "", one_line=True).strip()
+    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.\-]*):", text)
+    if not text or (scheme and scheme.group(1).lower() not in WEB_SCHEMES):
+        return None
+    return text
 
 
 def _bib_url(url: str) -> str:
@@ -130,8 +156,8 @@ def to_bibtex(papers: list[Paper]) -> str:
             fields.append(("author", _bib_escape(" and ".join(p.authors))))
         if year:
             fields.append(("year", year))
-        if p.url:
-            fields.append(("url", _bib_url(p.url)))
+        if web_url(p.url):  # a javascript: or data: "url" is not written
+            fields.append(("url", _bib_url(web_url(p.url))))
         where = venue(p.extra.get("collection") or "")
         if where:
             fields.append(("howpublished", _bib_escape(where)))
@@ -187,9 +213,11 @@ def save(path: Path, answers: list[Answer], papers: dict[str, Paper], settings: 
     else:
         # every string exact; controls, bidi and zero-width characters as \uXXXX escapes (a lone surrogate too)
         text = json_for_terminal(evidence_record(answers, settings)) + "\n"
+    from assistant.store.files import write_atomically
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_atomically(path, text.encode("utf-8"))  # whole or not at all: a full disk leaves no empty file
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     return fmt

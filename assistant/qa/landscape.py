@@ -316,13 +316,11 @@ def _point_radius(n: int, width: float, height: float) -> float:
 
 
 def _write(path: Path, data: bytes) -> None:
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
+    from assistant.store.files import write_atomically
+
     try:
-        tmp.write_bytes(data)
-        tmp.replace(path)
+        write_atomically(Path(path), data)  # whole or not at all: a full disk leaves no empty file behind
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
@@ -397,19 +395,24 @@ def write_png(cmap: CorpusMap, path: Path, width_px: int = 1920, height_px: int 
     return path
 
 
-def check_out(path: Path) -> Path:
-    """The output path, checked before any work: a known suffix and an existing folder."""
+def check_out(path: Path, force: bool = False) -> Path:
+    """The output path, checked before any work: a known suffix, an existing folder, and no file of the user's there
+    unless ``force``."""
     path = Path(path)
     if path.suffix.lower() not in (".html", ".htm", ".png"):
         raise InputError(f"cannot write a map as {path.suffix or 'a file without suffix'!r}; "
                          "use --out NAME.html or NAME.png")
     if not path.parent.is_dir():
         raise InputError(f"folder {path.parent} does not exist; create it or pick another --out path")
+    if path.is_dir():
+        raise InputError(f"cannot write the map to {path}: it is a directory")
+    if path.exists() and not force:
+        raise InputError(f"{path} already exists; add --force to overwrite it, or choose another --out name")
     return path
 
 
-def write_map(cmap: CorpusMap, path: Path) -> Path:
-    path = check_out(path)
+def write_map(cmap: CorpusMap, path: Path, force: bool = False) -> Path:
+    path = check_out(path, force)
     return write_png(cmap, path) if path.suffix.lower() == ".png" else write_html(cmap, path)
 
 

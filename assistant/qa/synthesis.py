@@ -267,10 +267,26 @@ def _llm_judge(settings: Settings, criterion: str, candidates: list, batch: int 
         block = "\n".join(f'<source n="{i}">\n{_escape(p.abstract)}\n</source>' for i, p in enumerate(group, 1))
         completion = chat(settings, [{"role": "user", "content": render("judge", criterion=criterion, sources=block)}],
                           stream=False, temperature=0.0)
-        for n in re.findall(r"\d+", completion.text):
-            if 1 <= int(n) <= len(group):
-                keep.append(group[int(n) - 1].id)
+        for n in verdict_numbers(completion.text):
+            if 1 <= n <= len(group):
+                keep.append(group[n - 1].id)
     return keep
+
+
+_NONE_VERDICT = re.compile(r"\W*(?:none|no\b|nothing|neither|not\b|0\b)", re.I)
+_LISTED = re.compile(r"\W*(?:(?:sources?|papers?|numbers?)\b\s*:?\s*)?"
+                     r"(\[?\d+\]?(?:\s*(?:,|;|&|\band\b|\s)\s*\[?\d+\]?)*)", re.I)
+
+
+def verdict_numbers(text: str) -> list[int]:
+    """The source numbers a judge's reply lists, read as the prompt asks for them: a list of numbers at the start of
+    its first line ("1, 4"; "Sources 2 and 3."), or none when it starts by saying none ("None. Source 1 ... not
+    this." names no paper). Numbers the reply mentions later, in its reasons, are not a verdict."""
+    first = (text.strip().splitlines() or [""])[0]
+    if _NONE_VERDICT.match(first):
+        return []
+    found = _LISTED.match(first)
+    return [int(n) for n in re.findall(r"\d+", found.group(1))] if found else []
 
 
 # --- summaries ---------------------------------------------------------------------------------
@@ -423,7 +439,7 @@ def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: 
 
 def _llm_synthesis(settings: Settings, summary: Summary) -> Summary:
     """Ask the model for a written synthesis over the themed evidence; citations are validated."""
-    from assistant.qa.answer import escape_source as _escape, parse_citations
+    from assistant.qa.answer import escape_attribute, escape_source as _escape, parse_citations
     from assistant.qa.llm import chat
     from assistant.prompts import render, system_prompt
 
@@ -431,7 +447,7 @@ def _llm_synthesis(settings: Settings, summary: Summary) -> Summary:
     for t in summary.themes:
         for f in t.papers:
             c = next(c for c in summary.citations if c.paper_id == f.paper_id)
-            blocks.append(f'<source n="{c.n}" theme="{_escape(t.label)}">\nTitle: {_escape(f.title)}\n'
+            blocks.append(f'<source n="{c.n}" theme="{escape_attribute(t.label)}">\nTitle: {_escape(f.title)}\n'
                           f"{_escape(f.evidence)}\n</source>")
     question = (f"Write a short synthesis of the research on {summary.area}, organised by the themes given, "
                 "citing every claim.")

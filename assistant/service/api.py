@@ -17,7 +17,7 @@ from assistant.store.opening import open_index
 __all__ = [
     "ingest_paths", "retriever", "search", "ask", "conversation", "chat_store", "list_papers", "get_paper",
     "remove_papers", "doctor", "which", "summarize", "corpus_map", "check_save_target", "save_answers",
-    "storage_error", "default_gate",
+    "storage_error", "default_gate", "scrubbed",
     # for showing corpus and model text: LaTeX made readable, made inert for a terminal, cut at a word
     "EXTRACTIVE_LABEL", "UNSURE_NOTE", "readable", "for_terminal", "json_for_terminal", "clip",
 ]
@@ -110,9 +110,16 @@ def save_answers(answers: list[Answer], path: Path, settings: Settings, force: b
 
 def storage_error(exc: BaseException, settings: Settings) -> AssistantError | None:
     """A storage library's exception (Chroma, SQLite, the file system) as our one-line error, or None."""
-    from assistant.store.integrity import translate
+    from assistant.store.faults import translate
 
     return translate(exc, settings)
+
+
+def scrubbed(text: str, settings: Settings) -> str:
+    """``text`` with no secret in it: the API key, any run of it a server echoed, a URL's credentials."""
+    from assistant.endpoint import scrub
+
+    return scrub(text, settings, limit=None)
 
 
 def default_gate() -> float:
@@ -157,7 +164,7 @@ def summarize(area: str, settings: Settings, progress: Progress | None = None):
 
 
 def corpus_map(query: str | None, settings: Settings, out: Path | None = None, method: str = "tsne",
-               progress: Progress | None = None, busy=None):
+               progress: Progress | None = None, busy=None, force: bool = False):
     """Lay out the index (cached per index version), highlight the query's papers, write HTML or PNG.
 
     ``busy(message)``, if given, is a context manager shown while the map is laid out and drawn."""
@@ -165,8 +172,8 @@ def corpus_map(query: str | None, settings: Settings, out: Path | None = None, m
 
     from assistant.qa.landscape import build_map, check_out, default_out, write_map
 
-    path = check_out(out or default_out(query))  # fail before any work
+    path = check_out(out or default_out(query), force)  # fail before any work
     found = retriever(settings, progress)  # may build the bundled index first, with its own progress bar
     with (busy or (lambda _: contextlib.nullcontext()))("Laying out the map (once per index version)…"):
         cmap = build_map(found, query, method)
-        return cmap, write_map(cmap, path)
+        return cmap, write_map(cmap, path, force)

@@ -19,10 +19,16 @@ def doctor(settings: Settings, repair: bool = False) -> dict:
             report["repairs"], report["unrepaired"] = repair_fn(settings)
         except AssistantError as exc:
             report["repairs"], report["unrepaired"] = [], [str(exc)]
-    for name, fn in (("index", index_check), ("embedder", embedder_check), ("llm", llm_check),
-                     ("rerank", rerank_check)):
+        from assistant.chat.history import set_aside
+
+        moved = set_aside(settings.index.dir) if settings.index.dir.is_dir() else None
+        if moved is not None:
+            report["repairs"].append(f"moved the damaged chats.sqlite aside to {moved.name}; chat starts new "
+                                     "conversations")
+    for name, fn in (("index", index_check), ("chats", chats_check), ("embedder", embedder_check),
+                     ("llm", llm_check), ("rerank", rerank_check)):
         report["checks"].append(_run(name, fn, settings))
-    report["ok"] = all(c["ok"] for c in report["checks"])
+    report["ok"] = all(c["ok"] for c in report["checks"]) and not report.get("unrepaired")
     return report
 
 
@@ -38,7 +44,7 @@ def _run(name: str, fn, settings: Settings) -> dict:
 
 
 def index_check(settings: Settings) -> str:
-    from assistant.store.integrity import translate
+    from assistant.store.faults import translate
     from assistant.store.repair import inspect
 
     try:
@@ -51,6 +57,14 @@ def index_check(settings: Settings) -> str:
     derived = ", ".join(f"{k} {v}" for k, v in found["derived"].items())
     return f"{found['papers']} papers, {found['chunks']} chunks, embedder {m.get('embedder')} ({m.get('dim')}d) " \
            f"in {found['dir']}; consistent (commit {found['generation']}; {derived})"
+
+
+def chats_check(settings: Settings) -> str:
+    from assistant.chat.history import check
+
+    if not settings.index.dir.is_dir():
+        return "no saved conversations"
+    return check(settings.index.dir)
 
 
 def embedder_check(settings: Settings) -> str:
