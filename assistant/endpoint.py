@@ -66,15 +66,28 @@ def endpoint_name(settings: Settings) -> str:
     return redact_urls(settings.llm.base_url or DEFAULT_BASE)
 
 
+def bounded_http_client(bound: Bound):
+    """An httpx client for the openai SDK whose every read has a deadline and whose replies a size cap."""
+    import openai
+
+    return openai.DefaultHttpxClient(transport=_bounded_transport(bound),
+                                     event_hooks={"request": [bound.request_sent], "response": [bound.headers_read]})
+
+
+#: The embedder's replies: 256 texts of 3,072 dimensions are ~16 MB of JSON.
+EMBED_REPLY_BYTES = 64 * 1024 * 1024
+
+
+def embedding_bound(settings: Settings) -> Bound:
+    """Bounds for the embedder's requests: headers and every gap within the timeout, each request within twice it."""
+    return Bound(settings.llm.timeout, 2 * settings.llm.timeout, EMBED_REPLY_BYTES, per_request=True)
+
+
 def make_client(settings: Settings, bound: Bound | None = None):
     """The OpenAI client; with ``bound``, its every read has a deadline and its replies a size cap (:class:`Bound`)."""
     import openai
 
-    http_client = None
-    if bound is not None:
-        http_client = openai.DefaultHttpxClient(transport=_bounded_transport(bound),
-                                                event_hooks={"request": [bound.request_sent],
-                                                             "response": [bound.headers_read]})
+    http_client = bounded_http_client(bound) if bound is not None else None
     return openai.OpenAI(
         api_key=settings.llm.api_key or "not-needed",  # local servers (Ollama, llama.cpp) accept any key
         base_url=settings.llm.base_url or None,
@@ -98,10 +111,12 @@ class Bound:
     gap with no data (comment lines or nothing) is at most ``timeout`` too. Past a deadline a read raises a timeout;
     past ``cap`` bytes, :class:`ReplyTooLarge`."""
 
-    def __init__(self, timeout: float, total: float, cap: int):
+    def __init__(self, timeout: float, total: float, cap: int, per_request: bool = False):
+        """``per_request``: the total and the cap are each request's (a long-lived client, such as the
+        embedder's), not the whole call's."""
         import time
 
-        self.timeout, self.cap = timeout, cap
+        self.timeout, self.cap, self.total, self.per_request = timeout, cap, total, per_request
         self.end = time.monotonic() + total
         self.at: float | None = None
         self.read = 0
@@ -110,8 +125,10 @@ class Bound:
     def request_sent(self, request) -> None:
         import time
 
-        if self.too_large is not None:  # the SDK retries what it does not know: the same reply again costs nothing
-            raise self.too_large
+        if self.too_large is not None and not self.per_request:  # the SDK retries what it does not know: the same
+            raise self.too_large  # reply again costs nothing
+        if self.per_request:
+            self.end, self.too_large = time.monotonic() + self.total, None
         self.at, self.read = min(self.end, time.monotonic() + self.timeout), 0
 
     def headers_read(self, response) -> None:

@@ -15,7 +15,7 @@ from pydantic import PrivateAttr
 
 from assistant.config import Settings
 from assistant.embed.embedder import MINILM_ID, OnnxMiniLM
-from assistant.endpoint import DEFAULT_BASE, map_error
+from assistant.endpoint import DEFAULT_BASE, bounded_http_client, embedding_bound, map_error
 
 
 class MiniLMEmbedding(BaseEmbedding):
@@ -61,7 +61,8 @@ class OpenAIEmbedder(OpenAIEmbedding):
         super().__init__(model_name=model, embed_batch_size=min(settings.embed.batch * 4, 256),
                          api_key=settings.llm.api_key or "not-needed",  # local servers accept any key
                          api_base=settings.llm.base_url or DEFAULT_BASE, timeout=settings.llm.timeout,
-                         max_retries=settings.llm.max_retries, **kwargs)
+                         max_retries=settings.llm.max_retries,
+                         http_client=bounded_http_client(embedding_bound(settings)), **kwargs)
         self._settings = settings
 
     @classmethod

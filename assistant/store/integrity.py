@@ -286,7 +286,7 @@ def damage(index, journal: dict | None) -> IndexStoreError:
             return NoIndex(f"the build of the bundled corpus in {where} was interrupted", resume_bundled=True)
         return IndexStoreError(f"an ingest of {source_names(sources)} into {where} was interrupted ({now['papers']} "
                                f"papers in the store so far); finish it with: {ingest_command(sources)} "
-                               "(or keep only what it wrote: assistant doctor --repair)")
+                               "(or: assistant doctor --repair)")
     if index.manifest_error is not None:
         return IndexStoreError(f"{index.manifest_error}; the {now['papers']} papers in the Chroma store are intact: "
                                "restore the manifest with: assistant doctor --repair")
