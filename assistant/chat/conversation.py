@@ -98,9 +98,9 @@ class Conversation:
     def paper_count(self) -> int:
         return self.retriever.count()
 
-    def paper(self, paper_id: str):
-        """A paper of the index, by id (InputError when there is none)."""
-        return self.retriever.paper(paper_id)
+    def paper(self, ref: str):
+        """A paper of the index, by id, a name only it has or a part of one title (InputError when none matches)."""
+        return self.retriever.paper(ref)
 
     def filter_size(self) -> int | None:
         """How many papers the /filter in force lets through (None: no filter)."""

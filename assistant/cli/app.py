@@ -264,7 +264,7 @@ def papers(
 @app.command()
 @handle_errors
 def show(
-    paper_id: Annotated[str, typer.Argument(help="A paper id, e.g. 000_c647aebf503422f2#3")],
+    paper_id: Annotated[str, typer.Argument(help="A paper id (000_c647aebf503422f2#3), a name only it has (Qronos) or a part of one title")],
     index_dir: IndexDir = None,
     as_json: JsonFlag = False,
 ):
@@ -376,7 +376,7 @@ def map_cmd(
 @app.command()
 @handle_errors
 def remove(
-    paper_ids: Annotated[list[str], typer.Argument(help="Paper ids to delete from the index.")],
+    paper_ids: Annotated[list[str], typer.Argument(help="Papers to delete: ids, names or parts of one title each.")],
     index_dir: IndexDir = None,
     as_json: JsonFlag = False,
 ):
@@ -387,7 +387,7 @@ def remove(
     if as_json:
         print_json({"removed": removed})
     else:
-        out.print(f"Removed {len(removed)} papers.")
+        out.print(f"Removed {len(removed)} paper{'' if len(removed) == 1 else 's'}: {escape(', '.join(removed))}")
 
 
 @app.command()
@@ -426,6 +426,16 @@ def doctor(index_dir: IndexDir = None, as_json: JsonFlag = False,
             out.print(f"{mark} {c['check']:9s} {escape(str(c['detail']))} [dim]({c['ms']} ms)[/]")
     if not report["ok"]:
         raise typer.Exit(1)
+
+
+@app.command("mcp")
+@handle_errors
+def mcp_cmd(index_dir: IndexDir = None):
+    """Serve the corpus to agent tools over MCP (stdio): ask, search, show, which, summarize, paper:// resources.
+    Read-only; register it with your client as the command `assistant mcp` (README)."""
+    from assistant.cli.mcp_server import serve
+
+    serve(_settings(index_dir))
 
 
 @app.command("eval")

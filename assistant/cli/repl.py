@@ -13,7 +13,7 @@ from assistant.errors import AssistantError, LLMError
 CHAT_HELP = """Follow-ups can name the last answer's sources: "how does the second one do it?", "compare [1] and [3]".
 Commands:
   /sources   show the sources of the last answer
-  /show N    the full abstract of source N of the last answer
+  /show N    the full abstract of source N of the last answer (or /show NAME: a paper by id or name)
   /save FILE save the conversation (.md transcript, .bib citations, .json evidence); --force overwrites
   /filter X  only search papers from source file X (source:NAME) or containing keyword X; /filter off
   /clear     forget the conversation
@@ -135,12 +135,17 @@ def _save_command(arg: str, conv, settings) -> None:
 
 
 def _show_command(arg: str, conv) -> None:
+    """``/show N`` (source N of the last answer) or ``/show NAME`` (a paper by id, name or part of its title)."""
     sources = conv.last.answer.sources if conv.last else []
-    if not arg.isdigit() or not 1 <= int(arg) <= len(sources):
-        out.print(f"[yellow]Usage: /show N with N between 1 and {len(sources)}[/]" if sources
-                  else "[dim]No answer yet.[/]")
+    if not arg or arg.isdigit() and not 1 <= int(arg) <= len(sources):
+        out.print(f"[yellow]Usage: /show N with N between 1 and {len(sources)}, or /show NAME[/]" if sources
+                  else "[yellow]Usage: /show NAME (a paper's id, name or part of its title)[/]")
         return
-    p = conv.paper(sources[int(arg) - 1].paper_id)
+    try:
+        p = conv.paper(sources[int(arg) - 1].paper_id if arg.isdigit() else arg)
+    except AssistantError as exc:
+        err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
+        return
     out.print(f"[bold]{shown(p.title, one_line=True)}[/] [green]{escape(p.id, one_line=True)}[/]\n"
               f"{shown(p.abstract)}")
 

@@ -211,3 +211,30 @@ def _named_by_run(index, question: str, papers: dict) -> list[str]:
             if len(holders) == 1:
                 return holders
     return []
+
+
+def resolve_paper(index, ref: str) -> str:
+    """The id of the paper ``ref`` calls: its id, a name only it has ("Qronos", "qronos"), or a part of one title
+    only ("unlearning metric"). InputError when none does, or (listing them) when several do."""
+    from assistant.errors import InputError
+
+    ref = " ".join(str(ref).split())
+    papers = index.all_papers()
+    if ref in papers:
+        return ref
+    low = ref.lower()
+    holding = [pid for pid, p in papers.items() if low in p.title.lower() or low in p.abstract.lower()
+               or low in p.display_title.lower()]  # a name is in its paper's text: only these are read for names
+    by_name = [pid for pid in holding if any(n.lower() == low for n in paper_names(papers[pid]))]
+    if len(by_name) == 1:
+        return by_name[0]
+    by_title = by_name or ([pid for pid in holding if low in papers[pid].title.lower()
+                            or low in papers[pid].display_title.lower()] if len(low) >= 3 else [])
+    if len(by_title) == 1:
+        return by_title[0]
+    if by_title:
+        shown = "; ".join(f"{pid} ({papers[pid].display_title[:60]})" for pid in by_title[:6])
+        more = f" and {len(by_title) - 6} more" if len(by_title) > 6 else ""
+        raise InputError(f"{ref!r} matches {len(by_title)} papers: {shown}{more}; name one by its id")
+    raise InputError(f"not in the index: {ref!r} (no paper has that id, name or title); list them with: assistant "
+                     "papers")

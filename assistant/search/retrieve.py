@@ -127,9 +127,12 @@ class Retriever:
         """Every paper of the index, in source order."""
         return self.index.all_papers()
 
-    def paper(self, paper_id: str) -> Paper:
-        """One paper by id (InputError when the index has none)."""
-        return self.index.get_paper(paper_id)
+    def paper(self, ref: str) -> Paper:
+        """One paper by id, a name only it has or a part of one title (InputError when none, or several, match)."""
+        from assistant.search.names import resolve_paper
+
+        self.follow()
+        return self.index.get_paper(resolve_paper(self.index, ref))
 
     def count(self) -> int:
         return self.index.count()

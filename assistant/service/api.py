@@ -15,7 +15,7 @@ from assistant.store.index import Progress
 from assistant.store.opening import open_index
 
 __all__ = [
-    "ingest_paths", "retriever", "search", "ask", "conversation", "chat_store", "list_papers", "get_paper",
+    "ingest_paths", "retriever", "search", "ask", "conversation", "chat_store", "list_papers", "get_paper", "Library",
     "remove_papers", "doctor", "which", "summarize", "corpus_map", "check_save_target", "save_answers",
     "storage_error", "default_gate", "scrubbed",
     # for showing corpus and model text: LaTeX made readable, made inert for a terminal, cut at a word
@@ -86,6 +86,67 @@ def conversation(settings: Settings, progress: Progress | None = None, on_rerank
     return conv
 
 
+class Library:
+    """An index opened once for many questions (an MCP server, a notebook): the same answers as :func:`ask`,
+    :func:`search`, :func:`which`, :func:`summarize` and :func:`get_paper`, without reading the index again for
+    each. Every search first follows what another process committed (``Index.follow``). One question at a time:
+    calls from several threads wait for each other. An index that cannot be opened raises on each call (its
+    one-line error), and is tried again by the next."""
+
+    def __init__(self, settings: Settings, progress: Progress | None = None):
+        import threading
+
+        self.settings = settings
+        self.progress = progress
+        self._retriever: Retriever | None = None
+        self._lock = threading.RLock()
+
+    @property
+    def retriever(self) -> Retriever:
+        with self._lock:
+            if self._retriever is None:
+                self._retriever = retriever(self.settings, self.progress)
+            return self._retriever
+
+    def search(self, query: str, k: int = 10) -> Retrieval:
+        from assistant.qa.answer import retrieve
+
+        with self._lock:
+            return retrieve(self.retriever, query, k)
+
+    def ask(self, question: str) -> Answer:
+        from assistant.qa.answer import answer_question
+
+        with self._lock:
+            return answer_question(self.retriever, question, self.settings)
+
+    def which(self, criterion: str):
+        from assistant.qa.synthesis import which as which_fn
+
+        with self._lock:
+            return which_fn(self.retriever, criterion, self.settings)
+
+    def summarize(self, area: str):
+        from assistant.qa.synthesis import summarize as summarize_fn
+
+        with self._lock:
+            return summarize_fn(self.retriever, area, self.settings)
+
+    def paper(self, ref: str) -> Paper:
+        from assistant.search.names import resolve_paper
+
+        with self._lock:
+            index = self.retriever.index
+            index.follow()
+            return index.get_paper(resolve_paper(index, ref))
+
+    def papers(self) -> list[Paper]:
+        with self._lock:
+            index = self.retriever.index
+            index.follow()
+            return list(index.all_papers().values())
+
+
 def chat_store(settings: Settings) -> ChatStore:
     """The saved conversations of this index."""
     from assistant.chat.history import ChatStore
@@ -133,14 +194,22 @@ def list_papers(settings: Settings, progress: Progress | None = None) -> list[Pa
     return list(open_index(settings, progress=progress).all_papers().values())
 
 
-def get_paper(paper_id: str, settings: Settings, progress: Progress | None = None) -> Paper:
-    return open_index(settings, progress=progress).get_paper(paper_id)
+def get_paper(ref: str, settings: Settings, progress: Progress | None = None) -> Paper:
+    """A paper by its id, a name only it has ("Qronos") or a part of one title only (InputError listing the
+    candidates when several match)."""
+    from assistant.search.names import resolve_paper
+
+    index = open_index(settings, progress=progress)
+    return index.get_paper(resolve_paper(index, ref))
 
 
-def remove_papers(paper_ids: list[str], settings: Settings) -> list[str]:
+def remove_papers(refs: list[str], settings: Settings) -> list[str]:
+    """Remove papers named by id, name or a part of one title (as :func:`get_paper` resolves them)."""
+    from assistant.search.names import resolve_paper
     from assistant.store.ingest import remove
 
-    return remove(paper_ids, settings)
+    index = open_index(settings, build_default=False)
+    return remove(list(dict.fromkeys(resolve_paper(index, ref) for ref in refs)), settings)
 
 
 def doctor(settings: Settings, repair: bool = False) -> dict:
