@@ -435,7 +435,7 @@ def mcp_cmd(index_dir: IndexDir = None):
     Read-only; register it with your client as the command `assistant mcp` (README)."""
     from assistant.cli.mcp_server import serve
 
-    serve(_settings(index_dir))
+    serve(lambda: _settings(index_dir))  # read by the first tool call: initialize is answered before
 
 
 @app.command("eval")

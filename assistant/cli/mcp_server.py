@@ -122,20 +122,54 @@ def _stderr_progress(done: int, total: int) -> None:
 
 def guarded(settings, call, error):
     """Run ``call``; any failure as ``error`` (the SDK's ToolError or ResourceError) carrying the CLI's one line,
-    secrets scrubbed."""
+    secrets scrubbed. ``settings``: a function giving the settings (read on first use: see :class:`Lazy`)."""
     from assistant.errors import AssistantError
     from assistant.service.api import scrubbed, storage_error
 
     try:
         return call()
     except AssistantError as exc:
-        raise error(scrubbed(str(exc), settings)) from None
+        line = str(exc)
     except Exception as exc:  # a storage library's own error: the line the CLI would print, else its type
-        known = storage_error(exc, settings)
-        raise error(scrubbed(str(known) if known else f"{type(exc).__name__}: {exc}", settings)) from None
+        known = storage_error(exc, settings())
+        line = str(known) if known else f"{type(exc).__name__}: {exc}"
+    try:
+        line = scrubbed(line, settings())
+    except AssistantError:  # the settings themselves are what failed: their line names no secret
+        pass
+    raise error(line) from None
 
 
-def corpus_server(library, settings):
+class Lazy:
+    """The :class:`~assistant.service.api.Library` of settings read on first use: until a tool is called, neither
+    the settings (pydantic-settings, ~0.15 s CPU) nor the index are loaded, so ``initialize`` is answered at once;
+    a bad setting is then the call's error, in the CLI's words."""
+
+    def __init__(self, make_settings):
+        import threading
+
+        self.make_settings = make_settings
+        self._library = None
+        self._settings = None
+        self._lock = threading.Lock()
+
+    def settings(self):
+        with self._lock:
+            if self._settings is None:
+                self._settings = self.make_settings()
+            return self._settings
+
+    def __getattr__(self, name: str):
+        settings = self.settings()
+        with self._lock:
+            if self._library is None:
+                from assistant.service.api import Library
+
+                self._library = Library(settings, progress=_stderr_progress)
+        return getattr(self._library, name)
+
+
+def corpus_server(library: Lazy):
     """An MCPServer whose failures are the CLI's lines and whose resources are the index's papers."""
     from mcp.server import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -161,25 +195,24 @@ def corpus_server(library, settings):
         async def list_resources(self):
             import anyio.to_thread
 
-            papers = await anyio.to_thread.run_sync(lambda: guarded(settings, library.papers, ResourceError))
+            papers = await anyio.to_thread.run_sync(lambda: guarded(library.settings, library.papers, ResourceError))
             return [Resource(uri=paper_uri(p.id), name=p.id, title=p.display_title, mime_type="application/json",
                              description=p.abstract[:200]) for p in papers]
 
     return CorpusServer("assistant", instructions=INSTRUCTIONS, log_level="WARNING")
 
 
-def build(settings):
-    """The MCP server over ``settings``' index (not yet opened)."""
+def build(make_settings):
+    """The MCP server over the index of the settings ``make_settings()`` gives (read, and the index opened, by the
+    first tool call)."""
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
     from mcp.types import CallToolResult, TextContent
 
-    from assistant.service.api import Library
-
-    library = Library(settings, progress=_stderr_progress)
-    server = corpus_server(library, settings)
+    library = Lazy(make_settings)
+    server = corpus_server(library)
 
     def run(call, error=ToolError):
-        return guarded(settings, call, error)
+        return guarded(library.settings, call, error)
 
     def result(record: _Record, text: str) -> Any:
         return CallToolResult(content=[TextContent(type="text", text=text)],
@@ -295,6 +328,6 @@ def render_summary(r: SummaryResult) -> str:
     return "\n\n".join(x for x in (r.answer, themes, cited) if x)
 
 
-def serve(settings) -> None:
-    """Serve over stdio until the client closes it."""
-    build(settings).run("stdio")
+def serve(make_settings) -> None:
+    """Serve over stdio until the client closes it (``make_settings()``: the settings, read by the first call)."""
+    build(make_settings).run("stdio")
