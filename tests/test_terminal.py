@@ -56,3 +56,55 @@ def test_ctrl_c_clears_the_line_and_ctrl_d_leaves(mini_index, tmp_path):
         child.close()
     assert child.exitstatus == 0
     assert "nothi" not in (tmp_path / "history").read_text()
+
+
+def test_ctrl_c_during_a_streamed_answer_stops_that_answer_and_the_chat_goes_on(mini_index, tmp_path):
+    """Issue 49: Ctrl-C during a streamed answer ended the whole chat (exit 130). A real server on a loopback port
+    streams a few words, then waits: Ctrl-C must cut that answer, mark it, and leave the chat at its prompt."""
+    import json
+    import threading
+    import time
+
+    from .conftest import loopback_llm
+
+    waiting = threading.Event()
+
+    def slow(handler, seen):
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n")
+        for word in ("Mixture-of-Thought ", "reasons ", "with "):
+            body = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                    "choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]}
+            handler.wfile.write(f"data: {json.dumps(body)}\n\n".encode())
+            handler.wfile.flush()
+        waiting.set()
+        end = time.monotonic() + 120  # then nothing until the client hangs up
+        while time.monotonic() < end:
+            handler.wfile.write(b": still thinking\n\n")
+            handler.wfile.flush()
+            time.sleep(0.2)
+
+    with loopback_llm(slow) as (url, _):
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TERM": "xterm", "COLUMNS": "100", "LINES": "40",
+               "ASSISTANT_HISTORY_FILE": str(tmp_path / "history"), "ORT_DISABLE_TELEMETRY": "1",
+               "PROMPT_TOOLKIT_NO_CPR": "1", "OPENAI_BASE_URL": url, "ASSISTANT_LLM_TIMEOUT": "300",
+               "ASSISTANT_LLM_MAX_RETRIES": "0", "ASSISTANT_RERANK": "off"}
+        child = pexpect.spawn(sys.executable, ["-m", "assistant", "chat", "--index-dir", str(mini_index)],
+                              env=env, encoding="utf-8", timeout=90, dimensions=(40, 100))
+        child.logfile_read = open(tmp_path / "screen.log", "w")  # what the terminal showed, for a failure
+        try:
+            child.expect("assistant>")
+            child.sendline("What does Mixture-of-Thought reason with?")
+            child.expect("reasons")
+            assert waiting.wait(60)
+            child.sendintr()  # Ctrl-C while the answer streams
+            child.expect("answer cut")
+            child.expect_exact("\x1b[?2004h")  # the prompt is reading keys again (bracketed paste on): the chat goes on
+            child.expect("assistant>")
+            child.sendintr()  # at an empty prompt, Ctrl-C does what it did: says how to leave
+            child.expect("Ctrl-D or /exit to leave")
+            child.expect_exact("\x1b[?2004h")  # reading keys again
+            child.sendeof()
+            child.expect(pexpect.EOF)
+        finally:
+            child.close()
+        assert child.exitstatus == 0

@@ -14,7 +14,8 @@ from typing import Annotated, Optional
 import typer
 
 from assistant.cli.render import (BuildProgress, err, escape, eval_progress, first_run_progress, linked, markdown, out,
-                                  print_json, print_paper, print_read_as, print_unsure, render_answer, render_summary,
+                                  order_note, print_json, print_paper, print_read_as, print_unsure, render_answer,
+                                  render_summary,
                                   render_verbose, rerank_progress, save as save_answers, shown, streamer)
 from assistant.errors import AssistantError
 
@@ -215,8 +216,8 @@ def search(
     settings = _settings(index_dir)
     result = search_fn(query, settings, k=k, progress=first_run_progress(), on_rerank=rerank_progress())
     if as_json:
-        print_json({"query": query, "answerable": result.answerable, "hits": [h.as_dict() for h in result.hits]}
-                    | ({"searched_for": result.query} if result.typed else {}))
+        print_json({"query": query, "answerable": result.answerable, "order": result.order,
+                    "hits": [h.as_dict() for h in result.hits]} | ({"searched_for": result.query} if result.typed else {}))
         return
     if result.typed:
         out.print(f"[dim]Searched for: {escape(result.query)}[/]")
@@ -231,6 +232,7 @@ def search(
         table.add_row(str(h.rank), escape(h.paper_id), f"{h.score:.3f}",
                       f"[bold]{shown(h.title, one_line=True)}[/]\n[dim]{shown(clip(h.snippet, 240))}[/]")
     out.print(table)
+    out.print(f"[dim]Order: {order_note(result.order)}.[/]")
     if not result.answerable:
         out.print("[yellow]None of these looks relevant enough to answer from.[/]")
 

@@ -200,9 +200,12 @@ def render_answer(answer, streamed: bool = False, console: Console | None = None
         console.print(f"[dim italic]{EXTRACTIVE_LABEL}[/]")
     if not streamed:
         console.print(shown(answer.text))
-    elif answer.invalid_citations:
-        console.print(f"[yellow]Note: citations {escape(', '.join(f'[{n}]' for n in answer.invalid_citations))} "
-                      "do not match any source and were removed.[/]")
+    if answer.invalid_citations:  # what the text shows: the marker kept, with a "?", and no source behind it
+        marks = ", ".join(f"[{n}]" for n in answer.invalid_citations)
+        console.print(f"[yellow]Note: {escape(marks)} in the answer {'match' if len(answer.invalid_citations) > 1 else 'matches'} "
+                      f"no source it was given: {'they are' if len(answer.invalid_citations) > 1 else 'it is'} "
+                      f"marked {escape(', '.join(f'[{n}?]' for n in answer.invalid_citations))} "
+                      "and cite nothing.[/]")
     if not answer.complete and streamed:
         # what llm_answer appended after the stream: cut at max_tokens, or the stream broke off
         console.print(f"[yellow]{escape(answer.text.rsplit(chr(10) * 2, 1)[-1])}[/]")
@@ -272,8 +275,22 @@ def streamer():
     return Stream()
 
 
+#: What ordered a search's papers, as the line under them says (Retrieval.order); the score shown is the fused one.
+ORDER_NOTES = {"fused": "ranked by the score shown: dense cosine and BM25 fused",
+               "reranked": "re-ranked by SmolLM2's likelihood of the question (the score shown is the fused dense + "
+                           "BM25 score it started from)",
+               "named": "the paper the query names first, then by the fused dense + BM25 score shown",
+               "area": "ranked as an area (mostly by cosine, framing words aside); the score shown is the fused "
+                       "dense + BM25 score"}
+
+
+def order_note(order: str) -> str:
+    return ORDER_NOTES.get(order, ORDER_NOTES["fused"])
+
+
 def render_verbose(answer) -> None:
     err.print(f"[dim]retrieval query: {escape(answer.retrieval_query or answer.question)}[/]")
+    err.print(f"[dim]retrieved, in the order used ({order_note(getattr(answer, 'order', 'fused'))}):[/]")
     for h in answer.retrieved or answer.sources:
         likely = f" likelihood={h.likelihood:.2f}" if h.likelihood is not None else ""
         err.print(f"[dim]  {h.rank:>2}. {escape(h.paper_id)} fused={h.score:.3f} dense={h.dense:.3f} bm25={h.bm25:.2f}"

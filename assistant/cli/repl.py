@@ -86,6 +86,13 @@ def _turn(conv, line: str, settings, interactive: bool):
         # one failed turn (say, the LLM is down) must not end an interactive session
         err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
         return None
+    except KeyboardInterrupt:  # Ctrl-C stops this answer, not the chat: what was streamed stays, marked as cut
+        if stream:
+            stream.close()
+        if not interactive:
+            raise
+        out.print("\n[yellow]\\[answer cut: Ctrl-C; this turn is not kept in the conversation][/]")
+        return None
     if stream:
         stream.close(answer.text)
     render_answer(answer, streamed=bool(stream and stream.used))

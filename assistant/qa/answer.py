@@ -63,6 +63,7 @@ class Answer:
     retrieval_query: str | None = None
     prompt: list[dict] | None = None
     retrieved: list[Hit] = field(default_factory=list)  # the full ranking (>= 10), sources are its head
+    order: str = "fused"  # what ordered retrieved (Retrieval.order)
 
     support: list[dict] = field(default_factory=list)  # per cited sentence: is it backed by its source?
     read_as: str | None = None  # the question with its typos mended, when it had any
@@ -134,11 +135,12 @@ def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     if retriever.settings.search.min_relevance is not None and found.confidence < retriever.settings.search.min_relevance:
         answerable = bool(named)
     hits = found.hits
+    order = "reranked" if any(h.likelihood is not None for h in hits) else "fused"
     if named and (_asks_little(retriever, mended, named) or any(pid in top3 for pid in named)):
         first = [h for pid in named for h in hits if h.paper_id == pid]
-        hits = first + [h for h in hits if h.paper_id not in named]
+        hits, order = first + [h for h in hits if h.paper_id not in named], "named"
     elif area and answerable:
-        hits = _area_order(retriever, mended, hits)
+        hits, order = _area_order(retriever, mended, hits), "area"
     hits = [dc_replace(h, rank=n) for n, h in enumerate(hits, 1)]
     ordered = Retrieval(query=found.query, hits=hits, answerable=answerable, confidence=found.confidence,
                         query_vector=found.query_vector)
@@ -147,7 +149,7 @@ def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
                                                              area=s.question["area"], papers_only=True))
     out = dc_replace(ordered, hits=hits[:k], intent="area" if area and not named else "paper",
                      relevance={h.paper_id: float(p) for h, p in zip(hits, relevance)}, named=named,
-                     probability=probability)
+                     probability=probability, order=order)
     out.typed = question if mended != question else None
     return out
 
@@ -279,6 +281,7 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
         answer.related = retrieval.hits[:3] if not answer.answerable else \
             [h for h in retrieval.hits if h.paper_id not in {s.paper_id for s in sources}][:3]
     answer.retrieved = full.hits
+    answer.order = full.order
     answer.intent = full.intent
     answer.unsure = answer.answerable and unsure
     answer.read_as = question if question != typed else None

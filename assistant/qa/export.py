@@ -22,10 +22,14 @@ FORMATS = {".md": "markdown", ".markdown": "markdown", ".bib": "bibtex", ".json"
 
 
 def markdown_inert(text: str, one_line: bool = False) -> str:
-    """Text as Markdown shows it literally: inert for a terminal (:func:`for_terminal`), no HTML a viewer would
-    render or run (``<script>`` as ``&lt;script&gt;``), and no link a viewer would follow (``[x](javascript:...)``:
-    the ``](`` is escaped). Citation markers ``[n]`` stay as they are."""
-    text = for_terminal(text, one_line=one_line).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Text as the terminal shows it, made literal Markdown: its LaTeX as plain Unicode (``\\textbf{X}`` -> X,
+    ``86.2\\%`` -> 86.2%, as :func:`~assistant.text.latex.readable` does for the terminal), inert for a terminal
+    (:func:`for_terminal`), no HTML a viewer would render or run (``<script>`` as ``&lt;script&gt;``), and no link
+    a viewer would follow (``[x](javascript:...)``: the ``](`` is escaped). Citation markers ``[n]`` stay as they
+    are. (``.json`` keeps every string verbatim.)"""
+    from assistant.text.latex import readable
+
+    text = for_terminal(readable(text), one_line=one_line).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("](", "]\\(")
 
 

@@ -59,6 +59,9 @@ class Retrieval:
     named: list[str] = field(default_factory=list)
     #: the answerable model's probability, when it was asked
     probability: float | None = None
+    #: what ordered the hits (the score shown is always the fused one): "fused" (the fused score), "reranked" (the
+    #: re-ranking model's likelihood), "named" (the papers the query names first), "area" (an area's ranking)
+    order: str = "fused"
 
 
 def fuse(dense: dict[str, float], bm25: dict[str, float], dense_weight: float,
