@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import re
 
-import numpy as np
 
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*")
 
@@ -95,6 +94,8 @@ def _papers_with_term(index, term: str) -> list[str]:
     if tid is None:
         return []
     indptr, indices = retriever.scores["indptr"], retriever.scores["indices"]
+    import numpy as np
+
     end = indptr[tid + 1] if tid + 1 < len(indptr) else len(indices)
     return [ids[int(i)] for i in np.asarray(indices[indptr[tid]:end])]
 
