@@ -25,6 +25,7 @@ def main() -> int:
     args = ap.parse_args()
     import assistant.qa.answer as answer
     from assistant.service.evaluate import evaluate_questions, load_questions
+    import _training  # noqa: F401  (training/ on sys.path: the fits' library)
     from fit_decisions import corpus_settings
 
     print(f"{'sentences':>9} {'file':10} {'facts':>9} {'questions':>9} {'gold cited':>10} {'citations':>9} {'chars':>6}")

@@ -25,6 +25,7 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+import _training  # noqa: F401  (training/ on sys.path: the fits' library)
 from _bundled import bundled_index
 
 HERE = Path(__file__).resolve().parent

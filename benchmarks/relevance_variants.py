@@ -1,5 +1,5 @@
 """The relevance model with and without the question's intent (its area probability), leave one file out on the
-signals benchmarks/fit_decisions.py collects: AUC, and at its threshold rule (non-gold share <= MAX_NONGOLD) the
+signals training/fit_decisions.py collects: AUC, and at its threshold rule (non-gold share <= MAX_NONGOLD) the
 precision and gold recall of area and of single-gold questions' top-5 papers (the top one always cited).
 
     python benchmarks/relevance_variants.py [--index-dir DIR] [--signals-cache FILE]
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+import _training  # noqa: F401  (training/ on sys.path: the fits' library)
 import fit_decisions as F
 
 HERE = Path(__file__).resolve().parent

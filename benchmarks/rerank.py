@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+import _training  # noqa: F401  (training/ on sys.path: the fits' library)
 from _bundled import bundled_index
 from question_sets import HEAD, KEYS, question_files
 

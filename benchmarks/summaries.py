@@ -62,6 +62,7 @@ def framing_asks() -> None:
 
 def main() -> int:
     import chat_turns
+    import _training  # noqa: F401  (training/ on sys.path: the fits' library)
     import fit_decisions
     import heldout
     from _bundled import bundled_index

@@ -22,6 +22,7 @@ from pathlib import Path
 from statistics import NormalDist
 
 import numpy as np
+import _training  # noqa: F401  (training/ on sys.path: the fits' library)
 from _bundled import bundled_index
 
 HERE = Path(__file__).resolve().parent

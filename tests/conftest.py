@@ -210,3 +210,46 @@ def loopback_llm(behave):
     finally:
         server.shutdown()
         server.server_close()
+
+
+# --- tiers -------------------------------------------------------------------------------------------------------
+#
+# Every test is in one or more tiers, by what it needs (plain `pytest` runs them all; CONTRIBUTING.md has the
+# times): `fast` (no model, no index, no process: `pytest -m fast`, under a minute), `model` (the real ONNX embedder
+# or an index built with it), `subprocess` (real CLI processes, kills, a pseudo-terminal) and `server` (a real Chroma
+# or llama.cpp server, a browser).
+
+#: Fixtures that build or open an index with the real embedder.
+INDEX_FIXTURES = {"bundled_index_dir", "bundled_settings", "mini_index", "mini_index_template", "hostile_index",
+                  "conversation", "fl_map", "big_index"}
+#: Modules whose tests start real processes; those that need a real server; those that load the model without
+#: an index fixture (they ingest files themselves or read the embedder).
+SUBPROCESS_MODULES = {"test_crash", "test_terminal", "test_mcp", "test_packaging", "test_integrity", "test_repair",
+                      "test_ingest"}
+SERVER_MODULES = {"test_server", "test_llamacpp"}
+MODEL_MODULES = {"test_embedder", "test_npgraph", "test_rerank", "test_smollm", "test_chunking", "test_index",
+                 "test_hostile_text", "test_bad_input", "test_export", "test_security", "test_chat", "test_cli",
+                 "test_synthesis", "test_answer", "test_retrieve", "test_evaluate", "test_dense", "test_llama_index",
+                 "test_landscape", "test_integrity", "test_ingest", "test_repair", "test_crash", "test_mcp",
+                 "test_terminal", "test_server", "test_llamacpp"}
+
+
+def pytest_configure(config):
+    for tier, what in (("fast", "no model, index, process or server"), ("model", "the real embedder or an index"),
+                       ("subprocess", "real CLI processes"), ("server", "a real Chroma/llama.cpp server or browser")):
+        config.addinivalue_line("markers", f"{tier}: {what}")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1]
+        fixtures = set(getattr(item, "fixturenames", ()))
+        tiers = {m.name for m in item.iter_markers() if m.name in ("model", "subprocess", "server")}  # said by the test
+        if module in SERVER_MODULES or "browser" in fixtures or "chroma_url" in fixtures:
+            tiers.add("server")
+        if module in SUBPROCESS_MODULES:
+            tiers.add("subprocess")
+        if module in MODEL_MODULES or fixtures & INDEX_FIXTURES:
+            tiers.add("model")
+        for tier in tiers or {"fast"}:
+            item.add_marker(getattr(pytest.mark, tier))

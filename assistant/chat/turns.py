@@ -5,7 +5,7 @@ One multinomial logistic regression over the turn's MiniLM vector, its length, w
 is to the turn before it (cosine; "what about world models?" after a question on backdoor attacks is far from it,
 "what about the runtime?" after one on FlashAttention is not), and which of a learned set of words it has (the
 words turns are framed with: "it", "them", "different", "more", ...). Fitted by
-``benchmarks/fit_turns.py`` on labelled exemplars kept as package data (``assistant/data/turn_exemplars.jsonl``)
+``training/fit_turns.py`` on labelled exemplars kept as package data (``assistant/data/turn_exemplars.jsonl``)
 and the conversation files, cross-validated leave one file out; stored in ``assistant/data/turns.json``. No
 English phrasing rule decides here.
 """

@@ -1,7 +1,7 @@
 """Which sentences of a cited paper answer the question: ranked by a fitted sentence model, redundancy removed
 (MMR), and never a sentence that leans on the one before it without that one.
 
-The sentence model (``assistant/data/sentences.json``, fitted by ``benchmarks/fit_sentences.py`` on the question
+The sentence model (``assistant/data/sentences.json``, fitted by ``training/fit_sentences.py`` on the question
 files' answer facts, leave one file out) reads a sentence's cosine to the question, the IDF-weighted share of the
 question's terms it holds (both also against the paper's best), whether it states what the paper contributes, a
 number, its place and length, and whether it leans on the one before. How much redundancy costs and how far below
@@ -71,7 +71,7 @@ def model() -> SentenceModel:
     """The fitted sentence model (assistant/data/sentences.json)."""
     d = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
     if tuple(d["features"]) != FEATURES:
-        raise ValueError(f"{MODEL_FILE} was fitted on other features; refit: python benchmarks/fit_sentences.py")
+        raise ValueError(f"{MODEL_FILE} was fitted on other features; refit: python training/fit_sentences.py")
     return SentenceModel(mean=np.asarray(d["mean"]), scale=np.asarray(d["scale"]), weights=np.asarray(d["weights"]),
                          bias=float(d["bias"]), redundancy=float(d["redundancy"]), keep=float(d["keep"]))
 
@@ -178,8 +178,8 @@ def choose(sentences: list[str], vecs: np.ndarray, score: np.ndarray, count: int
     best_score = max(score[i] for i in allowed) if out else None
     picked = list(first_pick)
     # a summary's length leaves out the background its first sentence leans on ("To address these challenges,
-    # we propose X"): it comes with that sentence, and counted it would crowd out how X works (docs/decisions.md,
-    # "Session 29")
+    # we propose X"): it comes with that sentence, and counted it would crowd out how X works (docs/log/research-log.md,
+    # 2026-12-03)
     background = out - set(first_pick) if gist else set()
 
     def length(chosen: set[int]) -> int:

@@ -4,7 +4,7 @@ retrieved papers lack but the field writes often names a topic the corpus lacks 
 corpus on LLM inference); a pair the field never writes is more likely the user's own wording of what a paper says
 in other words.
 
-The counts are package data (``assistant/data/background.npz``, built by ``benchmarks/build_background.py`` with
+The counts are package data (``assistant/data/background.npz``, built by ``training/build_background.py`` with
 its provenance): hashed keys, so a lookup is a binary search and loading is a few milliseconds.
 """
 

@@ -1,7 +1,7 @@
 """Build assistant/data/background.npz: how many arXiv ML abstracts hold each stemmed term, each adjacent pair and
 each adjacent triple of terms (assistant/search/background.py), kept where at least MIN_COUNT do.
 
-    python benchmarks/build_background.py [--source ../shared/corpus/arxiv-ml/papers.jsonl]
+    python training/build_background.py [--source training/inputs/arxiv-ml.jsonl.xz]
 
 Every abstract of a benchmark slice is left out (the training slices of benchmarks/data/corpora and the held-out
 ones of benchmarks/data/heldout), so no question file is answered with counts of its own corpus.
@@ -16,20 +16,38 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-OUT = HERE.parent / "assistant" / "data" / "background.npz"
+from _inputs import PAPERS, read_text, sha256
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = ROOT / "benchmarks"  # the slices left out: benchmarks/data/corpora, benchmarks/data/heldout
+OUT = ROOT / "assistant" / "data" / "background.npz"
 MIN_COUNT = 3
 
 
 def slice_ids() -> set[str]:
+    """The ids of every paper of a benchmark slice: the files of benchmarks/data/corpora and heldout whose records
+    are papers (an "abstract"), not questions."""
     files = sorted((HERE / "data" / "corpora").glob("*.jsonl")) + sorted((HERE / "data" / "heldout").glob("*.jsonl"))
     out = set()
     for f in files:
-        if f.stem.endswith("_questions") or f.stem in ("heldout_iclr", "casual_heldout", "mixed_heldout",
-                                                        "iclr_fresh", "chat_heldout"):
-            continue
-        out |= {json.loads(line)["id"] for line in f.read_text(encoding="utf-8").splitlines() if line.strip()}
+        records = [json.loads(line) for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if records and "abstract" in records[0]:
+            out |= {r["id"] for r in records}
     return out
+
+
+def save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """np.savez_compressed with fixed member dates, so the same counts give the same bytes (the manifest's hash)."""
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, array in arrays.items():
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, np.asanyarray(array), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, buf.getvalue())
 
 
 def main() -> int:
@@ -37,14 +55,15 @@ def main() -> int:
     from assistant.text.terms import stem_sequence
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--source", type=Path, default=HERE.parents[1] / "shared" / "corpus" / "arxiv-ml" / "papers.jsonl")
+    ap.add_argument("--source", type=Path, default=PAPERS)
+    ap.add_argument("--out", type=Path, default=OUT, help="where to write (python -m training --check writes elsewhere)")
     args = ap.parse_args()
     left_out = slice_ids()
     terms: dict[str, int] = {}
     pairs: dict[str, int] = {}
     triples: dict[str, int] = {}
     read = 0
-    for line in args.source.read_text(encoding="utf-8").splitlines():
+    for line in read_text(args.source).splitlines():
         if not line.strip():
             continue
         paper = json.loads(line)
@@ -66,17 +85,18 @@ def main() -> int:
     term_keys, term_counts = table(terms)
     pair_keys, pair_counts = table(pairs)
     triple_keys, triple_counts = table(triples)
-    provenance = {"source": "../shared/corpus/arxiv-ml/papers.jsonl (arXiv ML abstracts with titles)",
+    provenance = {"source": f"{args.source.name} (arXiv ML abstracts with titles), sha256 {sha256(args.source)}",
                   "abstracts": read, "left_out": f"{len(left_out)} abstracts of the benchmark slices",
                   "min_count": MIN_COUNT, "terms": len(term_keys), "pairs": len(pair_keys),
                   "pair_keys": "the two terms in sorted order (a pair counts an abstract writing them in either order once)", "triples": len(triple_keys),
                   "text": "title. abstract, stemmed as assistant.text.terms.stem_sequence",
-                  "built_by": "benchmarks/build_background.py"}
-    np.savez_compressed(OUT, term_keys=term_keys, term_counts=term_counts, pair_keys=pair_keys,
-                        pair_counts=pair_counts, triple_keys=triple_keys, triple_counts=triple_counts, provenance=np.array(json.dumps(provenance)))
+                  "built_by": "training/build_background.py"}
+    save_npz(args.out, {"term_keys": term_keys, "term_counts": term_counts, "pair_keys": pair_keys,
+                   "pair_counts": pair_counts, "triple_keys": triple_keys, "triple_counts": triple_counts,
+                   "provenance": np.array(json.dumps(provenance))})
     print(f"{read} abstracts ({len(left_out)} left out): {len(term_keys)} terms, {len(pair_keys)} pairs, "
-          f"{len(triple_keys)} triples -> {OUT} "
-          f"({OUT.stat().st_size / 1e6:.1f} MB)")
+          f"{len(triple_keys)} triples -> {args.out} "
+          f"({args.out.stat().st_size / 1e6:.1f} MB)")
     return 0
 
 

@@ -1,9 +1,9 @@
 """Fit the question path's decisions (assistant/search/decide.py) on the project's question files and store them, with
 their provenance and leave-one-file-out cross-validated error, in assistant/data/decisions.json.
 
-    python benchmarks/fit_decisions.py [--index-dir DIR] [--signals-cache FILE]
+    python training/fit_decisions.py [--index-dir DIR] [--signals-cache FILE]
 
-Fitted on: ../shared/eval/dev.jsonl and every question file in benchmarks/data/ (not benchmarks/data/heldout/,
+Fitted on: training/inputs/dev.jsonl and every question file in benchmarks/data/ (not benchmarks/data/heldout/,
 which is never fitted on), over the bundled 95 papers, and data/corpora/<slice>_questions.jsonl over the arXiv slice
 data/corpora/<slice>.jsonl, the area questions of data/area_facts/ (since session 33; not for the framing terms),
 and which_labels.jsonl's criteria (as area questions) for the intent. Four logistic regressions:
@@ -34,9 +34,12 @@ import numpy as np
 
 from _bundled import bundled_index
 
-HERE = Path(__file__).resolve().parent
-SHARED = HERE.parents[1] / "shared"
-OUT = HERE.parent / "assistant" / "data" / "decisions.json"
+ROOT = Path(__file__).resolve().parents[1]
+#: The question files, corpora and caches live with the benchmarks (benchmarks/data, benchmarks/.work).
+HERE = ROOT / "benchmarks"
+#: The development questions (a copy of ../shared/eval/dev.jsonl, training/inputs/README.md).
+DEV = ROOT / "training" / "inputs" / "dev.jsonl"
+OUT = ROOT / "assistant" / "data" / "decisions.json"
 #: The bundled corpus's benchmark index; each arXiv slice's is built beside it (corpus_settings).
 INDEX_DIR = HERE / ".work" / "iclr95"
 ABSENT_SHARE = 0.15
@@ -56,8 +59,9 @@ AREA_FACTS = HERE / "data" / "area_facts"
 
 
 def question_files() -> list[Path]:
-    files = [SHARED / "eval" / "dev.jsonl"] if (SHARED / "eval" / "dev.jsonl").exists() else []
-    return (files + sorted(p for p in (HERE / "data").glob("*.jsonl") if p.name != "which_labels.jsonl")
+    if not DEV.exists():
+        raise SystemExit(f"missing input {DEV}: restore it from git (training/inputs/README.md)")
+    return ([DEV] + sorted(p for p in (HERE / "data").glob("*.jsonl") if p.name != "which_labels.jsonl")
             + sorted((HERE / "data" / "corpora").glob("*_questions.jsonl")) + sorted(AREA_FACTS.glob("*.jsonl")))
 
 
@@ -244,7 +248,7 @@ def exemplar_rows(index_dir: Path) -> list[dict]:
     from assistant.service.api import retriever
     from assistant.config import Settings
 
-    path = HERE.parent / "assistant" / "data" / "intent_exemplars.jsonl"
+    path = ROOT / "assistant" / "data" / "intent_exemplars.jsonl"
     items = [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
     r = retriever(Settings(index_dir=index_dir, llm_mode="off", rerank="off"))
     return [{"question": it["question"], "type": "area" if it["intent"] == "area" else "lookup",
@@ -472,6 +476,65 @@ def fit_area_ranking(rows: list[dict]) -> dict:
     return {"dense_weight": area_w, "ndcg_by_weight": {str(w): round(v, 4) for w, v in by_w.items()}}
 
 
+#: ``which`` reads this many of the best-fused papers with the reader (all of them on a corpus this size or smaller):
+#: a cost bound, not fitted (~1 s CPU at ~100 pairs/s), so recall at 20k papers is bounded by the fused ranking.
+WHICH_READ = 100
+
+
+def fit_which(index_dir: Path) -> dict | None:
+    """The reader's threshold for ``which``, fitted on which_labels.jsonl over the bundled corpus: the one with the
+    best pooled F1 (borderline papers neither right nor wrong, a criterion the corpus lacks wrong for every paper
+    listed), run as ``synthesis.which`` runs (a "papers that introduce X" match and the answerable model's refusal
+    kept); its leave-one-criterion-out precision and recall stored beside it. None when no reader ships."""
+    from assistant.qa.answer import corpus_verdict
+    from assistant.qa.synthesis import contribution_matches, strip_leadin
+    from assistant.search import decide
+    from assistant.search.reader import reader
+    from assistant.search.retrieve import Retriever
+    from assistant.store.index import Index
+
+    if reader() is None:
+        return None
+    decide._fitted.cache_clear()
+    decide.models.cache_clear()
+    settings = bundled_index(index_dir, llm_mode="off", rerank="off")
+    retriever = Retriever(Index(settings), settings)
+    papers = retriever.papers()
+    labels = [json.loads(line) for line in (HERE / "data" / "which_labels.jsonl").read_text().splitlines() if line.strip()]
+    cases = []
+    for item in labels:
+        query = strip_leadin(retriever.mend(item["criterion"]))
+        kind = set(contribution_matches(query, papers))
+        lacks = False if kind else corpus_verdict(retriever, query)[0]
+        cases.append((item, kind, lacks, retriever.read(query, list(papers))))
+    grid = [round(t, 2) for t in np.arange(0.05, 0.96, 0.05)]
+
+    def counts(threshold: float, chosen_cases) -> np.ndarray:
+        total = np.zeros(3, dtype=int)
+        for item, kind, lacks, probs in chosen_cases:
+            got = set() if lacks else kind | {p for p, v in probs.items() if v >= threshold}
+            got -= set(item["borderline"])
+            gold = set(item["papers"])
+            total += (len(got & gold), len(got - gold), len(gold - got))
+        return total
+
+    def f1(c: np.ndarray) -> float:
+        return 2 * c[0] / max(2 * c[0] + c[1] + c[2], 1)
+
+    best = max(grid, key=lambda t: (f1(counts(t, cases)), t))
+    held = np.zeros(3, dtype=int)
+    for k in range(len(cases)):
+        others = cases[:k] + cases[k + 1:]
+        t = max(grid, key=lambda t: (f1(counts(t, others)), t))
+        held += counts(t, [cases[k]])
+    tp, fp, fn = (int(x) for x in held)
+    cv = {"precision": round(tp / max(tp + fp, 1), 3), "recall": round(tp / max(tp + fn, 1), 3), "criteria": len(cases)}
+    print(f"which: reader threshold {best} (pooled F1 {f1(counts(best, cases)):.3f}); leave one criterion out: "
+          f"precision {cv['precision']}, recall {cv['recall']}")
+    return {"threshold": best, "read": WHICH_READ, "cv": cv,
+            "rule": "the reader's probability for (criterion, abstract); the best pooled F1 on which_labels.jsonl"}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index-dir", type=Path, default=INDEX_DIR)
@@ -498,7 +561,7 @@ def main() -> int:
                   "corpus": "bundled ICLR 2026 abstracts (95); corpora/<slice>_questions.jsonl over the "
                             "300-paper arXiv slice benchmarks/data/corpora/<slice>.jsonl; area_facts/<slice>.jsonl "
                             "over that slice (iclr95: the bundled abstracts)",
-                  "script": "benchmarks/fit_decisions.py", "date": time.strftime("%Y-%m-%d"),
+                  "script": "training/fit_decisions.py",
                   "cross_validation": "leave one file out",
                   "field_counts": background.provenance() | {"vocabulary_share": background.VOCABULARY_SHARE}}
     out = {"provenance": provenance, "intent": intent, "answerable": answerable,
@@ -509,6 +572,10 @@ def main() -> int:
            "area_ranking": area_ranking, "missing_word": missing_word, "relevant": relevant}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(out, indent=1))
+    which = fit_which(args.index_dir)  # runs `which` as shipped, so it reads the answerable model just written
+    if which is not None:
+        out["which"] = which
+        OUT.write_text(json.dumps(out, indent=1))
     print(f"wrote {OUT}")
     return 0
 

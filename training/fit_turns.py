@@ -1,7 +1,7 @@
 """Fit the chat turn model (assistant/chat/turns.py): is a turn a new question, a follow-up on the paper talked
 about, "tell me more", a choice among the papers just cited, or chit-chat.
 
-    python benchmarks/fit_turns.py [--out assistant/data/turns.json]
+    python training/fit_turns.py [--out assistant/data/turns.json]
 
 Data: the package's labelled exemplars (assistant/data/turn_exemplars.jsonl, written on general ML topics without
 reading the corpus), every turn of the conversation files in benchmarks/data (their ``labels``; a file without
@@ -25,8 +25,8 @@ import numpy as np
 
 from fit_decisions import file_name, question_files
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = Path(__file__).resolve().parents[1]
+HERE = ROOT / "benchmarks"  # question and conversation files
 EXEMPLARS = ROOT / "assistant" / "data" / "turn_exemplars.jsonl"
 #: A word is a feature when it is in at least this many training texts.
 VOCAB_MIN = 8
@@ -134,7 +134,7 @@ def main() -> int:
            "fitted_on": {"exemplars": "assistant/data/turn_exemplars.jsonl",
                          "files": sorted(set(files) - {"turn_exemplars"}),
                          "rows": dict(Counter(y.tolist()))},
-           "fitted": time.strftime("%Y-%m-%d"), "script": "benchmarks/fit_turns.py"}
+           "script": "training/fit_turns.py"}
     args.out.write_text(json.dumps(out) + "\n", encoding="utf-8")
     print(f"wrote {args.out} ({time.process_time() - started:.0f} s CPU)")
     return 0

@@ -1,7 +1,7 @@
 """Fit the sentence model of assistant/qa/evidence.py (which sentences of a cited paper an answer quotes) and store
 it, with its provenance and leave-one-file-out error, in assistant/data/sentences.json.
 
-    python benchmarks/fit_sentences.py [--index-dir DIR]
+    python training/fit_sentences.py [--index-dir DIR]
 
 Every question with answer_facts of the training files (fit_decisions.question_files: the bundled 95 papers and the
 arXiv training slices; and data/summaries/, what a named paper is; never benchmarks/data/heldout) is answered
@@ -31,9 +31,10 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-OUT = HERE.parent / "assistant" / "data" / "sentences.json"
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "training"))
+HERE = ROOT / "benchmarks"  # question files and caches
+OUT = ROOT / "assistant" / "data" / "sentences.json"
 C = 1.0
 REDUNDANCY = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 KEEP = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6)
@@ -224,7 +225,7 @@ def main() -> int:
                           "calls": sum(len(r["calls"]) for r in rows),
                           "labelled_sentences": int(sum(len(c["y"]) for r in rows for c in r["calls"]
                                                         if c["y"].any())),
-                          "script": "benchmarks/fit_sentences.py", "date": time.strftime("%Y-%m-%d")},
+                          "script": "training/fit_sentences.py"},
             "cv": {"leave_one_file_out": cv, "per_file_facts": per_file,
                    "settings_per_fold": {k: list(v) for k, v in lofo_settings.items()}}}
     OUT.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")

@@ -1,0 +1,204 @@
+"""Rebuild every model the package ships, in order, from inputs inside the repository, and record what was made.
+
+    python -m training                  # background, turns, decisions, sentences (the reader as shipped)
+    python -m training --reader         # also regenerate the reader's data and retrain it first (~80 min, 2 cores)
+    python -m training --only turns     # one step (its inputs must already be in place)
+    python -m training --verify         # the shipped files against assistant/data/MANIFEST.json; exit 1 if not
+    python -m training --check turns background   # refit into a temporary folder, compare with the manifest
+
+Steps, in the order they must run (each reads what the ones before it wrote):
+
+1. ``background``: training/build_background.py -> background.npz (field counts of arXiv ML writing).
+2. ``reader`` (only with --reader or --only reader): training/reader_data.py, training/reader_train.py ->
+   reader/reader.onnx and reader/manifest.json. Resumes from training/work/reader_checkpoint.pt when one is there.
+3. ``turns``: training/fit_turns.py -> turns.json (the chat turn model).
+4. ``decisions``: training/fit_decisions.py -> decisions.json (reads background.npz and the reader's scores).
+5. ``sentences``: training/fit_sentences.py -> sentences.json (answers questions through the decisions above).
+
+A missing input stops the run. The manifest records the commit the fit ran at, the sha256 of every input and
+output, each fit's cross-validated figures and its CPU seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "assistant" / "data"
+BENCH = ROOT / "benchmarks" / "data"
+MANIFEST = DATA / "MANIFEST.json"
+
+
+def _question_files() -> list[Path]:
+    return ([ROOT / "training" / "inputs" / "dev.jsonl"]
+            + sorted(p for p in BENCH.glob("*.jsonl")) + sorted((BENCH / "corpora").glob("*.jsonl"))
+            + sorted((BENCH / "area_facts").glob("*.jsonl")) + sorted((BENCH / "summaries").glob("*.jsonl")))
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    commands: tuple[tuple[str, ...], ...]
+    outputs: tuple[str, ...]  # relative to the repository root
+
+    def inputs(self) -> list[Path]:
+        """The files this step reads (hashed into the manifest)."""
+        papers = ROOT / "training" / "inputs" / "arxiv-ml.jsonl.xz"
+        slices = sorted((BENCH / "corpora").glob("*.jsonl")) + sorted((BENCH / "heldout").glob("*.jsonl"))
+        if self.name == "background":
+            return [papers, *slices]
+        if self.name == "reader":
+            return [papers, *slices, *sorted((ROOT / "assistant" / "data" / "iclr2026").glob("*.txt"))]
+        if self.name == "turns":
+            return [DATA / "turn_exemplars.jsonl", *_question_files()]
+        if self.name == "decisions":
+            return [*_question_files(), DATA / "intent_exemplars.jsonl", DATA / "background.npz",
+                    *sorted((DATA / "reader").glob("*"))]
+        return [*_question_files(), DATA / "decisions.json"]  # sentences
+
+
+PY = sys.executable
+STEPS = (
+    Step("background", ((PY, "training/build_background.py"),), ("assistant/data/background.npz",)),
+    Step("reader", ((PY, "training/reader_data.py"), (PY, "training/reader_train.py", "--steps", "1200", "--resume")),
+         ("assistant/data/reader/reader.onnx", "assistant/data/reader/manifest.json")),
+    Step("turns", ((PY, "training/fit_turns.py"),), ("assistant/data/turns.json",)),
+    Step("decisions", ((PY, "training/fit_decisions.py"),), ("assistant/data/decisions.json",)),
+    Step("sentences", ((PY, "training/fit_sentences.py"),), ("assistant/data/sentences.json",)),
+)
+#: Steps --check can refit into a temporary folder (a few minutes at most on 2 cores), by the option naming the output.
+CHECKABLE = {"turns": "--out", "background": "--out"}
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def rel(path: Path) -> str:
+    return str(path.resolve().relative_to(ROOT))
+
+
+def metrics(step: Step) -> dict:
+    """The figures each fit stores with its weights (cross-validated, or the reader's last validation)."""
+    if step.name == "decisions":
+        d = json.loads((DATA / "decisions.json").read_text())
+        return {m: d[m].get("cv") for m in ("intent", "answerable", "relevant", "missing_word") if m in d}
+    if step.name in ("turns", "sentences"):
+        return {"cv": json.loads((DATA / f"{step.name}.json").read_text()).get("cv")}
+    if step.name == "reader":
+        m = json.loads((DATA / "reader" / "manifest.json").read_text())
+        return {"validation": (m.get("validation") or [None])[-1], "steps": m.get("steps")}
+    import numpy as np
+
+    with np.load(DATA / "background.npz") as npz:
+        about = json.loads(str(npz["provenance"]))
+    return {k: about.get(k) for k in ("abstracts", "terms", "pairs", "triples")}
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_step(step: Step) -> dict:
+    missing = [rel(p) for p in step.inputs() if not p.exists()]
+    if missing:
+        raise SystemExit(f"{step.name}: missing input {missing[0]}: restore it with git before rebuilding")
+    inputs = {rel(p): sha256(p) for p in step.inputs()}
+    before = children_cpu()
+    for command in step.commands:
+        print(f"[{step.name}] {' '.join(command[1:])}", flush=True)
+        done = subprocess.run(command, cwd=ROOT, env={**os.environ, "ORT_DISABLE_TELEMETRY": "1"})
+        if done.returncode != 0:
+            raise SystemExit(f"{step.name}: {' '.join(command[1:])} failed (exit {done.returncode})")
+    return {"commands": [" ".join(["python", *c[1:]]) for c in step.commands], "inputs": inputs,
+            "outputs": {o: sha256(ROOT / o) for o in step.outputs}, "metrics": metrics(step),
+            "cpu_s": round(children_cpu() - before, 1)}
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True).stdout.strip()
+
+
+def load_manifest(path: Path = MANIFEST) -> dict:
+    if not path.exists():
+        raise SystemExit(f"no {path}: run python -m training")
+    return json.loads(path.read_text())
+
+
+def verify(path: Path = MANIFEST) -> int:
+    """Each shipped file against the manifest's hash; 1 if any differs or is missing."""
+    bad = []
+    for name, step in load_manifest(path)["steps"].items():
+        for out, digest in step["outputs"].items():
+            path = ROOT / out
+            if not path.exists() or sha256(path) != digest:
+                bad.append(f"{out} ({'missing' if not path.exists() else 'differs'}; step {name})")
+    for line in bad:
+        print(f"FAIL {line}")
+    print("shipped models match assistant/data/MANIFEST.json" if not bad else
+          "shipped models and manifest disagree: rebuild with python -m training (CONTRIBUTING.md)")
+    return 1 if bad else 0
+
+
+def check(names: list[str]) -> int:
+    """Refit the named fast steps into a temporary folder; 1 if any output's bytes differ from the manifest."""
+    steps = load_manifest()["steps"]
+    failed = 0
+    for name in names:
+        if name not in CHECKABLE:
+            raise SystemExit(f"--check takes {', '.join(CHECKABLE)}; {name} is too slow for it")
+        step = next(s for s in STEPS if s.name == name)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / Path(step.outputs[0]).name
+            command = [*step.commands[0], CHECKABLE[name], str(out)]
+            started = time.process_time() + children_cpu()
+            subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
+                           env={**os.environ, "ORT_DISABLE_TELEMETRY": "1"})
+            same = sha256(out) == steps[name]["outputs"][step.outputs[0]]
+            took = time.process_time() + children_cpu() - started
+        print(f"{'ok  ' if same else 'FAIL'} {name}: refitted {step.outputs[0]} "
+              f"{'matches' if same else 'differs from'} the manifest ({took:.0f} s CPU)")
+        failed += not same
+    return 1 if failed else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(prog="python -m training", description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="+", choices=[s.name for s in STEPS], help="run these steps only")
+    ap.add_argument("--reader", action="store_true", help="also retrain the reader (~80 min on 2 cores)")
+    ap.add_argument("--verify", action="store_true", help="compare the shipped files with the manifest")
+    ap.add_argument("--check", nargs="+", metavar="STEP", help=f"refit {' or '.join(CHECKABLE)} and compare")
+    ap.add_argument("--manifest", type=Path, default=MANIFEST, help="the manifest --verify reads")
+    args = ap.parse_args()
+    if args.verify:
+        return verify(args.manifest)
+    if args.check:
+        return check(args.check)
+    names = args.only or [s.name for s in STEPS if s.name != "reader" or args.reader]
+    manifest = json.loads(MANIFEST.read_text()) if MANIFEST.exists() else {"steps": {}}
+    for step in STEPS:
+        if step.name in names:
+            manifest["steps"][step.name] = run_step(step) | {
+                "commit": git("rev-parse", "HEAD"), "tree_clean": not git("status", "--porcelain", "--", "assistant",
+                                                                            "training", "benchmarks/data"),
+                "made": time.strftime("%Y-%m-%d")}
+            MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n")
+    manifest["steps"] = {s.name: manifest["steps"][s.name] for s in STEPS if s.name in manifest["steps"]}
+    MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n")
+    print(f"wrote {rel(MANIFEST)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
