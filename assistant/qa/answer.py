@@ -29,7 +29,7 @@ LENGTH_MARK = "[answer cut at {n} tokens: raise ASSISTANT_MAX_TOKENS for longer 
 #: How many papers a question's decisions read: an area answer lists up to this many.
 POOL = 20
 #: Sentences quoted from the paper a question is about, from each other paper cited, and from each paper of an
-#: area (what it contributes and how: docs/decisions.md, "Session 31").
+#: area (what it contributes and how: docs/log/research-log.md, 2026-12-03).
 TOP_SENTENCES, OTHER_SENTENCES, AREA_SENTENCES = 4, 1, 2
 #: Papers an answer about one paper cites besides it, when they are relevant too.
 MAX_OTHERS = 2

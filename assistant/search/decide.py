@@ -2,7 +2,7 @@
 and which retrieved papers are relevant enough to cite.
 
 Each decision is a logistic regression over a few retrieval signals (and, for the intent, the question's own
-embedding), fitted by ``benchmarks/fit_decisions.py`` on the project's question files, cross-validated leave one
+embedding), fitted by ``training/fit_decisions.py`` on the project's question files, cross-validated leave one
 file out, and stored with its provenance in ``assistant/data/decisions.json``. No English phrasing rule decides
 here: the signals are cosines, term shares and ranks, the same in any wording.
 """
@@ -25,17 +25,21 @@ MODEL_FILE = Path(__file__).resolve().parents[1] / "data" / "decisions.json"
 
 #: What ML writing in general says of what the top papers lack (:func:`field_signals`).
 FIELD_SIGNALS = ("field_pair", "field_pair_parts", "field_term", "field_triple", "field_collocation")
+#: What the reader (search/reader.py) says of the top papers: the top one's probability of being about the question,
+#: and the highest of the top three.
+READER_SIGNALS = ("reader_top", "reader_max3")
 #: The question-level signals the answerability model reads, in order.
 QUESTION_SIGNALS = ("top_cos", "best3_cos", "standout", "coverage", "top_coverage", "unknown_share", "bm25_share",
                     "gap", "sentence_cos", "log_terms", "area", "missing_rare", "scatter", "pairs", "sentence_coverage", "ablate_gain",
-                    "missing_topic") + FIELD_SIGNALS
+                    "missing_topic") + FIELD_SIGNALS + READER_SIGNALS
 #: A question term the top MISSING_DEPTH papers all lack is read by the missing-word model (3: chosen by the
 #: cross-validated cost of the answerable model over 1, 3 and 10, see docs/decisions.md).
 MISSING_DEPTH = 3
 #: The paper-level signals the relevance model reads, in order.
 #: The paper-level signals the relevance model reads, in order; "area" is the question's intent probability: an area
-#: question's third or fourth paper is a gold one far more often than a lookup's (docs/decisions.md, "Session 31").
-PAPER_SIGNALS = ("cos", "cos_drop", "fused_ratio", "inv_rank", "standout", "coverage", "sentence_cos", "named", "area")
+#: question's third or fourth paper is a gold one far more often than a lookup's (docs/log/research-log.md, 2026-12-03).
+PAPER_SIGNALS = ("cos", "cos_drop", "fused_ratio", "inv_rank", "standout", "coverage", "sentence_cos", "named", "area",
+                 "reader")
 
 
 @dataclass
@@ -134,25 +138,26 @@ class Signals:
     question: dict[str, float]
     papers: list[dict[str, float]]  # one per hit, in rank order
 
-    def question_vector(self) -> np.ndarray:
-        return np.array([self.question[n] for n in QUESTION_SIGNALS], dtype=np.float64)
+    def question_vector(self, names: tuple[str, ...] = QUESTION_SIGNALS) -> np.ndarray:
+        """The question's signals a model reads (``names``: its features, in its order)."""
+        return np.array([self.question[n] for n in names], dtype=np.float64)
 
-    def paper_matrix(self) -> np.ndarray:
-        return np.array([[p[n] for n in PAPER_SIGNALS] for p in self.papers], dtype=np.float64).reshape(
-            len(self.papers), len(PAPER_SIGNALS))
+    def paper_matrix(self, names: tuple[str, ...] = PAPER_SIGNALS) -> np.ndarray:
+        return np.array([[p[n] for n in names] for p in self.papers], dtype=np.float64).reshape(
+            len(self.papers), len(names))
 
 
 @functools.lru_cache(maxsize=1)
 def framing_terms() -> frozenset[str]:
     """Stemmed words questions are framed with ("anyone", "paper", "studi", "exist"), learned from the question
-    files (benchmarks/fit_decisions.py): not what a question is about, so no coverage counts them."""
+    files (training/fit_decisions.py): not what a question is about, so no coverage counts them."""
     return frozenset(_fitted()["framing_terms"]["terms"])
 
 
 @functools.lru_cache(maxsize=1)
 def gist_terms() -> frozenset[str]:
     """The framing terms users ask what a named paper is with ("tell", "explain", "about", "summaris"), learned
-    from summary questions (benchmarks/fit_decisions.py): they ask nothing else of it; other framing terms
+    from summary questions (training/fit_decisions.py): they ask nothing else of it; other framing terms
     ("score", "report") may."""
     return frozenset(_fitted()["gist_terms"]["terms"])
 
@@ -277,6 +282,7 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
     rows = []
     qseq = stem_sequence(question)
     qpairs = {(a, b) for a, b in zip(qseq, qseq[1:]) if a != b}
+    read = retriever.read(question, [h.paper_id for h in hits])  # the reader: is this paper about the question?
     for rank, h in enumerate(hits, 1):
         p = papers.get(h.paper_id)
         text_terms = terms(f"{p.title}\n{p.abstract}") if p else set()
@@ -285,7 +291,7 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
                      "inv_rank": 1.0 / rank, "standout": (h.dense - med) / mad,
                      "coverage": coverage(weights, qterms, text_terms, rarest),
                      "sentence_cos": float((svecs @ qvec).max()) if svecs is not None and len(sents) else 0.0,
-                     "named": float(h.paper_id == named), "bm25": h.bm25,
+                     "named": float(h.paper_id == named), "bm25": h.bm25, "reader": read.get(h.paper_id, 0.0),
                      "pairs": pair_share(qpairs, p), "sentence_coverage": max(
                          (coverage(weights, qterms, terms(x), rarest) for x in sents), default=0.0)})
     unknown = sum(weights[t] for t in qterms if t not in known)
@@ -305,7 +311,8 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
          "area": area_probability(question, qvec, len(qterms)) if area is None else area,
          "missing_rare": missing / rarest, "pairs": max((r["pairs"] for r in rows[:3]), default=0.0),
          "sentence_coverage": first["sentence_coverage"], "scatter": union - max((r["coverage"] for r in rows[:3]), default=0.0),
-         "missing_topic": max(carries.values(), default=0.0)}
+         "missing_topic": max(carries.values(), default=0.0),
+         "reader_top": first.get("reader", 0.0), "reader_max3": max((r["reader"] for r in rows[:3]), default=0.0)}
     for r in rows:
         r["area"] = q["area"]
     q.update(field_signals(question, [papers.get(h.paper_id) for h in hits[:3]],
@@ -348,11 +355,20 @@ def unsure_below() -> float:
     return float(_fitted()["answerable"]["unsure"]["below"])
 
 
+def which_reading() -> dict | None:
+    """How ``which`` reads papers with the reader: ``threshold`` (the reader's probability at or above which a paper
+    meets a criterion) and ``read`` (how many of the best-fused papers it reads), fitted on
+    benchmarks/data/which_labels.jsonl; None when decisions.json has no such fit (no reader shipped when fitted)."""
+    return _fitted().get("which")
+
+
 def answerable_probability(s: Signals) -> float:
-    return float(models()["answerable"].probability(s.question_vector())[0])
+    model = models()["answerable"]
+    return float(model.probability(s.question_vector(model.names))[0])
 
 
 def relevant_probabilities(s: Signals) -> np.ndarray:
     if not s.papers:
         return np.zeros(0)
-    return models()["relevant"].probability(s.paper_matrix())
+    model = models()["relevant"]
+    return model.probability(s.paper_matrix(model.names))

