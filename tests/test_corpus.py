@@ -97,6 +97,11 @@ def test_no_bundled_title_reads_as_a_sentence_cut_mid_phrase():
     titles = {p.id: p.display_title for p in papers}
     assert titles["001_920fbba894271a85#8"] == "Qronos: a new post-training quantization algorithm"
     assert titles["003_22ceaf1a0eb8de0c#10"] == "Combining diverse foundation models"
+    # the name the paper introduces, where "we propose a new architectural element, ASIDE, ..." or "this work ...
+    # introduces RESFL, ..." says it (they were "A new architectural element" and "Federated Learning (FL)")
+    assert titles["002_20c6bded0bdf1017#9"] == "ASIDE: a new architectural element"
+    assert titles["004_b9c85a56bb10ecbe#5"].startswith("RESFL: ")
+    assert titles["002_20c6bded0bdf1017#6"] == "RADAR: Reasoning–Ability and Difficulty-Aware Routing"
 
 
 def test_every_bundled_title_is_short_and_nonempty():

@@ -18,12 +18,29 @@ _INTRO_RE = re.compile(
     r"\b(?:we|this paper|this work|here we)\s+(?:\w+\s+){0,2}?"
     r"(?:propose|introduce|present|develop|design|release|construct|curate|call|dub|term)s?d?\b", re.I)
 _WORD = r"[A-Z][\w.]*(?:[\-–][\w.]+)*"
-_NAMED = re.compile(
-    r"^\W*(?:a\s+(?:[\w\-]+\s+){0,6}?(?:called|named|dubbed|termed)\s+)?[*_`\\{]*(?:\\(?:emph|textbf|textsc)\{)?"
-    r"(" + _WORD + r"(?:\s" + _WORD + r"){0,3})[*_`}]*"
-    r"\s*(?:\([^)]{1,60}\))?\s*(?:,|:|—|---|--|–)\s*((?:a|an|the)\b[^.;:]{5,120})?"
-)
-_CALLED = re.compile(r"\b(?:called|named|dubbed|termed)\s+[*_`\\{]*(?:\\(?:emph|textbf|textsc)\{)?(" + _WORD + r")")
+
+
+def _named_re(expansion: int) -> re.Pattern:
+    """A name opening an introducing sentence's object, an expansion of up to ``expansion`` characters in
+    parentheses after it, then what it is (``Qronos---a new ...``)."""
+    return re.compile(
+        r"^\W*(?:a\s+(?:[\w\-]+\s+){0,6}?(?:called|named|dubbed|termed)\s+)?[*_`\\{]*(?:\\(?:emph|textbf|textsc)\{)?"
+        r"(" + _WORD + r"(?:\s" + _WORD + r"){0,3})[*_`}]*"
+        r"\s*(?:\(([^)]{1,%d})\))?\s*(?:,|:|—|---|--|–)\s*((?:a|an|the)\b[^.;:]{5,120})?" % expansion)
+
+
+_NAMED = _named_re(60)
+#: The shown title reads a longer expansion: "CLASH (Character perspective-based LLM Assessments in ...), a ...".
+_NAMED_SHOWN = _named_re(160)
+#: "we propose a new architectural element, ASIDE, that ...": what it is, then its name between commas.
+_APPOSITIVE = re.compile(r"^\W*((?:a|an|the)\s[^,;:.]{3,90}?),\s*[*_`]*(" + _WORD + r")[*_`]*\s*(?:,|\(|$)")
+#: The shown title also reads an introduction later in a sentence that "we" or "this work" opens
+#: ("This work explores the trade-off ... and introduces RESFL, an integrated solution ...").
+_INTRO_LATE = re.compile(
+    r"\b(?:we|this paper|this work|here we|our work)\b[^.!?]{0,160}?\b"
+    r"(?:(?:propos|introduc|present|develop|design|releas|construct|curat)(?:es?|ed|ing)?|call|dub|term"
+    r"|address\w*\s+[^.!?]{0,40}?\bwith)\b", re.I)
+_CALLED = re.compile(r"\b(?:called|named|dubbed|termed|coined)\s+[*_`\\{]*(?:\\(?:emph|textbf|textsc)\{)?(" + _WORD + r")")
 _ABBR = re.compile(r"\((?:\*\*)?([A-Z][A-Za-z0-9\-–]*[A-Z0-9][A-Za-z0-9\-–]*)(?:\*\*)?\)")
 _SMALL = {"of", "for", "and", "in", "with", "to", "the", "via", "on", "a", "an", "by", "from"}
 #: Capitalised words that open a sentence's object without naming anything.
@@ -149,21 +166,34 @@ def readable_title(abstract: str) -> str:
     """
     text = normalise_space(readable(abstract))
     fallback = ""
-    for sentence in _introducing(text):
+    named: list[tuple[str, str]] = []  # (title, the name it carries), each introduction in order
+    for sentence in _introducing(text, _INTRO_LATE):
         if abbreviated := _abbreviated(sentence):
-            return abbreviated
-        m = _NAMED.search(sentence)
+            named.append((abbreviated, abbreviated.rsplit("(", 1)[-1].rstrip(")")))
+            continue
+        if (m := _APPOSITIVE.search(sentence)) and _distinctive(_clean_name(m.group(2))):
+            named.append((_named(_clean_name(m.group(2)), m.group(1)), _clean_name(m.group(2))))
+            continue
+        m = _NAMED_SHOWN.search(sentence)
         if m:
             name = _clean_name(m.group(1))
             # "We introduce Qronos---a new ...": a capitalised word right after the verb, then what it is,
             # is a name even when it is not written like one
-            if _distinctive(name) or (m.group(2) and m.start(1) <= 2 and len(name.split()) == 1
+            if _distinctive(name) or (m.group(3) and m.start(1) <= 2 and len(name.split()) == 1
                                       and name.lower() not in _NOT_NAMES):
-                return _named(name, m.group(2))
+                # "RADAR (Reasoning-Ability and Difficulty-Aware Routing), a lightweight, ...": the words it
+                # abbreviates say what it is better than the phrase after them
+                spelled = _expansion(m.group(2) or "", name) if m.group(2) else None
+                whole = f"{name}: {spelled}" if spelled and len(spelled.split()) >= 2 else ""
+                named.append((whole if 0 < len(whole) <= MAX_TITLE else _named(name, m.group(3)), name))
+                continue
         if not fallback and re.match(r"\s*(?:a|an|the|two|three|new|novel)\b", sentence, re.I):
             phrase = _phrase(_clean_name(sentence))
             if len(phrase.split()) >= 4:  # "a novel approach" says nothing a title should
                 fallback = _capital(phrase)
+    if named:
+        # an abstract introducing several things (a benchmark, then the method): the name it writes most is its own
+        return max(named, key=lambda t: text.count(t[1]))[0]
     m = _CALLED.search(text)
     if m and _distinctive(_clean_name(m.group(1))):
         return _cut(_clean_name(m.group(1)))
@@ -184,9 +214,9 @@ def readable_title(abstract: str) -> str:
     return _capital(_phrase(first)) or _cut(first) or "(untitled)"
 
 
-def _introducing(text: str):
+def _introducing(text: str, intro_re: re.Pattern = _INTRO_RE):
     """What follows each "we introduce / propose ..." of a text, to the end of its sentence."""
-    for intro in _INTRO_RE.finditer(text):
+    for intro in intro_re.finditer(text):
         yield re.split(r"(?<=[.!?])\s+(?=[A-Z])", text[intro.end():], maxsplit=1)[0]
 
 
@@ -219,7 +249,7 @@ def derive_title(abstract: str) -> str:
         m = _NAMED.search(sentence)
         if m and _distinctive(_clean_name(m.group(1))):
             name = _clean_name(m.group(1))
-            desc = normalise_space(m.group(2) or "")
+            desc = normalise_space(m.group(3) or "")
             return _cut(f"{name}: {desc}" if desc else name)
     m = _CALLED.search(text)
     if m and _distinctive(_clean_name(m.group(1))):
