@@ -108,7 +108,7 @@ class SearchSettings(_Group):
     dense_weight: float = _env("ASSISTANT_DENSE_WEIGHT", default=0.5, ge=0.0, le=1.0,
                                description="Weight of the dense ranking in fusion (BM25 gets 1 - w).")
     min_relevance: float | None = _env("ASSISTANT_MIN_RELEVANCE", default=None,
-                                       description="Override of the calibrated relevance gate (fused score, 0..1).")
+                                       description="Override of the hand-set relevance gate (0.41: the least best-chunk cosine search, summarize and map keep).")
     rerank: str = _env(
         "ASSISTANT_RERANK", default="off",
         description="auto (smollm2 when its weights are installed, else off; the default when read from the "

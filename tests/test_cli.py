@@ -265,7 +265,7 @@ def test_doctor_table_says_what_unset_settings_mean(mini_index):
     assert res.exit_code == 0, res.output
     rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in res.stdout.splitlines()
             if line.count("│") >= 3}
-    assert rows["search.min_relevance"].startswith("calibrated (0.") and rows["llm.api_key"] == "unset"
+    assert rows["search.min_relevance"].startswith("hand-set (0.41") and rows["llm.api_key"] == "unset"
     assert json.loads(run("doctor", "--json", "--index-dir", str(mini_index)).stdout)["config"]["search"]["min_relevance"] is None
 
 

@@ -418,7 +418,7 @@ def doctor(index_dir: IndexDir = None, as_json: JsonFlag = False,
         for group, values in report["config"].items():
             for key, value in (values.items() if isinstance(values, dict) else [("", values)]):
                 if key == "min_relevance" and value is None:
-                    text = f"calibrated ({default_gate()})"
+                    text = f"hand-set ({default_gate()}, docs/log/research-log.md)"
                 else:
                     text = "[dim]unset[/]" if value is None else escape(str(value))
                 cfg.add_row(f"{group}.{key}" if key else group, text)
