@@ -38,7 +38,7 @@ def auc(pos: list[float], neg: list[float]) -> float | None:
 
 def score_set(items: list[dict], settings) -> dict:
     from assistant.qa.answer import retrieve
-    from assistant.search.reader import reader
+    from reader_model import reader
     from assistant.search.retrieve import Retriever
     from assistant.store.index import Index
 

@@ -1,7 +1,7 @@
 """Rebuild every model the package ships, in order, from inputs inside the repository, and record what was made.
 
-    python -m training                  # background, turns, decisions, sentences (the reader as shipped)
-    python -m training --reader         # also regenerate the reader's data and retrain it first (~80 min, 2 cores)
+    python -m training                  # background, turns, decisions, sentences
+    python -m training --reader         # also the reader's data and training (~80 min, 2 cores; not shipped)
     python -m training --only turns     # one step (its inputs must already be in place)
     python -m training --verify         # the shipped files against assistant/data/MANIFEST.json; exit 1 if not
     python -m training --check turns background   # refit into a temporary folder, compare with the manifest
@@ -10,9 +10,10 @@ Steps, in the order they must run (each reads what the ones before it wrote):
 
 1. ``background``: training/build_background.py -> background.npz (field counts of arXiv ML writing).
 2. ``reader`` (only with --reader or --only reader): training/reader_data.py, training/reader_train.py ->
-   reader/reader.onnx and reader/manifest.json. Resumes from training/work/reader_checkpoint.pt when one is there.
+   training/models/reader/ (reader.onnx, manifest.json). Not shipped: measured and not adopted (docs/reader.md);
+   resumes from training/work/reader_checkpoint.pt when one is there.
 3. ``turns``: training/fit_turns.py -> turns.json (the chat turn model).
-4. ``decisions``: training/fit_decisions.py -> decisions.json (reads background.npz and the reader's scores).
+4. ``decisions``: training/fit_decisions.py -> decisions.json (reads background.npz).
 5. ``sentences``: training/fit_sentences.py -> sentences.json (answers questions through the decisions above).
 
 A missing input stops the run. The manifest records the commit the fit ran at, the sha256 of every input and
@@ -62,8 +63,7 @@ class Step:
         if self.name == "turns":
             return [DATA / "turn_exemplars.jsonl", *_question_files()]
         if self.name == "decisions":
-            return [*_question_files(), DATA / "intent_exemplars.jsonl", DATA / "background.npz",
-                    *sorted((DATA / "reader").glob("*"))]
+            return [*_question_files(), DATA / "intent_exemplars.jsonl", DATA / "background.npz"]
         return [*_question_files(), DATA / "decisions.json"]  # sentences
 
 
@@ -71,7 +71,7 @@ PY = sys.executable
 STEPS = (
     Step("background", ((PY, "training/build_background.py"),), ("assistant/data/background.npz",)),
     Step("reader", ((PY, "training/reader_data.py"), (PY, "training/reader_train.py", "--steps", "1200", "--resume")),
-         ("assistant/data/reader/reader.onnx", "assistant/data/reader/manifest.json")),
+         ("training/models/reader/reader.onnx", "training/models/reader/manifest.json")),
     Step("turns", ((PY, "training/fit_turns.py"),), ("assistant/data/turns.json",)),
     Step("decisions", ((PY, "training/fit_decisions.py"),), ("assistant/data/decisions.json",)),
     Step("sentences", ((PY, "training/fit_sentences.py"),), ("assistant/data/sentences.json",)),
@@ -96,7 +96,7 @@ def metrics(step: Step) -> dict:
     if step.name in ("turns", "sentences"):
         return {"cv": json.loads((DATA / f"{step.name}.json").read_text()).get("cv")}
     if step.name == "reader":
-        m = json.loads((DATA / "reader" / "manifest.json").read_text())
+        m = json.loads((ROOT / "training" / "models" / "reader" / "manifest.json").read_text())
         return {"validation": (m.get("validation") or [None])[-1], "steps": m.get("steps")}
     import numpy as np
 

@@ -476,65 +476,6 @@ def fit_area_ranking(rows: list[dict]) -> dict:
     return {"dense_weight": area_w, "ndcg_by_weight": {str(w): round(v, 4) for w, v in by_w.items()}}
 
 
-#: ``which`` reads this many of the best-fused papers with the reader (all of them on a corpus this size or smaller):
-#: a cost bound, not fitted (~1 s CPU at ~100 pairs/s), so recall at 20k papers is bounded by the fused ranking.
-WHICH_READ = 100
-
-
-def fit_which(index_dir: Path) -> dict | None:
-    """The reader's threshold for ``which``, fitted on which_labels.jsonl over the bundled corpus: the one with the
-    best pooled F1 (borderline papers neither right nor wrong, a criterion the corpus lacks wrong for every paper
-    listed), run as ``synthesis.which`` runs (a "papers that introduce X" match and the answerable model's refusal
-    kept); its leave-one-criterion-out precision and recall stored beside it. None when no reader ships."""
-    from assistant.qa.answer import corpus_verdict
-    from assistant.qa.synthesis import contribution_matches, strip_leadin
-    from assistant.search import decide
-    from assistant.search.reader import reader
-    from assistant.search.retrieve import Retriever
-    from assistant.store.index import Index
-
-    if reader() is None:
-        return None
-    decide._fitted.cache_clear()
-    decide.models.cache_clear()
-    settings = bundled_index(index_dir, llm_mode="off", rerank="off")
-    retriever = Retriever(Index(settings), settings)
-    papers = retriever.papers()
-    labels = [json.loads(line) for line in (HERE / "data" / "which_labels.jsonl").read_text().splitlines() if line.strip()]
-    cases = []
-    for item in labels:
-        query = strip_leadin(retriever.mend(item["criterion"]))
-        kind = set(contribution_matches(query, papers))
-        lacks = False if kind else corpus_verdict(retriever, query)[0]
-        cases.append((item, kind, lacks, retriever.read(query, list(papers))))
-    grid = [round(t, 2) for t in np.arange(0.05, 0.96, 0.05)]
-
-    def counts(threshold: float, chosen_cases) -> np.ndarray:
-        total = np.zeros(3, dtype=int)
-        for item, kind, lacks, probs in chosen_cases:
-            got = set() if lacks else kind | {p for p, v in probs.items() if v >= threshold}
-            got -= set(item["borderline"])
-            gold = set(item["papers"])
-            total += (len(got & gold), len(got - gold), len(gold - got))
-        return total
-
-    def f1(c: np.ndarray) -> float:
-        return 2 * c[0] / max(2 * c[0] + c[1] + c[2], 1)
-
-    best = max(grid, key=lambda t: (f1(counts(t, cases)), t))
-    held = np.zeros(3, dtype=int)
-    for k in range(len(cases)):
-        others = cases[:k] + cases[k + 1:]
-        t = max(grid, key=lambda t: (f1(counts(t, others)), t))
-        held += counts(t, [cases[k]])
-    tp, fp, fn = (int(x) for x in held)
-    cv = {"precision": round(tp / max(tp + fp, 1), 3), "recall": round(tp / max(tp + fn, 1), 3), "criteria": len(cases)}
-    print(f"which: reader threshold {best} (pooled F1 {f1(counts(best, cases)):.3f}); leave one criterion out: "
-          f"precision {cv['precision']}, recall {cv['recall']}")
-    return {"threshold": best, "read": WHICH_READ, "cv": cv,
-            "rule": "the reader's probability for (criterion, abstract); the best pooled F1 on which_labels.jsonl"}
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index-dir", type=Path, default=INDEX_DIR)
@@ -572,10 +513,6 @@ def main() -> int:
            "area_ranking": area_ranking, "missing_word": missing_word, "relevant": relevant}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(out, indent=1))
-    which = fit_which(args.index_dir)  # runs `which` as shipped, so it reads the answerable model just written
-    if which is not None:
-        out["which"] = which
-        OUT.write_text(json.dumps(out, indent=1))
     print(f"wrote {OUT}")
     return 0
 

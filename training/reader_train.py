@@ -31,7 +31,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-OUT = ROOT / "assistant" / "data" / "reader"
+OUT = ROOT / "training" / "models" / "reader"
 MAX_LEN = 160  # tokens of question + abstract: the abstract's first ~130 tokens hold what it is about
 GROUP = 4
 

@@ -390,21 +390,6 @@ class Conversation:
                 out[pid] = float(relevance(sents, vecs, qvec, topical(asked), weights).max()) if len(sents) else 0.0
         return out
 
-    def _read_among(self, asked: str, paper_ids: list[str]) -> tuple[dict[str, float], float, bool]:
-        """How well each paper meets what is asked of them, the least score that meets it, and whether the reader
-        read them: the reader's
-        probability for (what is asked, the abstract) with ``which``'s fitted threshold when the reader ships
-        (it reads "multi-agent reinforcement learning system" as using RL); else each paper's closest sentence with
-        AMONG_MIN_COSINE."""
-        from assistant.qa.synthesis import _reader_reading
-
-        reading = _reader_reading(self.retriever)
-        if reading is None:
-            return self._closest_sentences(asked, paper_ids), AMONG_MIN_COSINE, False
-        allowed = self.retriever.allowed
-        return (self.retriever.read(asked, [p for p in paper_ids if allowed is None or p in allowed]),
-                float(reading["threshold"]), True)
-
     def _ask_among(self, question: str, among: list[tuple[str, str]],
                    on_token: Callable[[str], None] | None) -> Answer | None:
         """Answer a choice among the previous answer's papers from those papers, chosen by meaning: each paper's
@@ -414,19 +399,17 @@ class Conversation:
         (AMONG_MIN_COSINE): "none of them". None when the user names a paper none of them is ("the one with
         MergOPT"): asked of the corpus."""
         asked = _asked_of_them(self.retriever.within(pid for pid, _ in among).mend(question)) or self.last.question
-        best, least, by_reader = self._read_among(asked, [pid for pid, _ in among])
+        best = self._closest_sentences(asked, [pid for pid, _ in among])
         if not best:
             return None
         top = max(best.values())
-        if top < least:
+        if top < AMONG_MIN_COSINE:
             if set(self.retriever.named(question)) - set(best):
                 return None  # "the one with MergOPT": none of them is; the corpus has it
             answer = Answer(question=question, text=f"None of the {len(among)} papers cited earlier addresses this.",
                             mode="llm" if self.settings.llm_enabled else "extractive", answerable=False)
             return answer
-        # by the reader: every paper it reads as meeting it; by sentence cosine: those within AMONG_MARGIN of the best
-        floor = least if by_reader else top - AMONG_MARGIN
-        chosen = [pid for pid, _ in among if best.get(pid, -1.0) >= floor]
+        chosen = [pid for pid, _ in among if best.get(pid, -1.0) >= top - AMONG_MARGIN]
         if self.settings.llm_enabled:
             # an LLM reads every abstract and chooses by meaning, which the cosine cannot always do ("which of
             # them proposes a defense?": MiniLM prefers the attack paper that mentions defenses); it cites

@@ -191,13 +191,6 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
                       or ratio[i] >= WHICH_LLM_RATIO and dense[i] >= WHICH_LLM_MIN_COSINE]
         keep = set(_llm_judge(settings, criterion, [papers[p] for p in candidates[:WHICH_JUDGED]]))
         chosen = [i for i in order if ids[i] in keep]
-    elif (reading := _reader_reading(retriever)) is not None:
-        # the reader reads the criterion with each of the best-fused papers' abstracts: does it meet it?
-        probs = retriever.read(query, [ids[i] for i in order[:int(reading["read"])]])
-        chosen = [i for i in order if ids[i] in kind or probs.get(ids[i], 0.0) >= float(reading["threshold"])]
-        findings = [Finding(ids[i], papers[ids[i]].title, kind.get(ids[i]) or _read_sentence(query, papers[ids[i]]),
-                            float(fused[i])) for i in chosen]
-        return WhichResult(criterion, findings, mode, unsure=unsure and bool(findings))
     else:
         chosen = [i for i in order if ids[i] in kind
                   or ratio[i] >= WHICH_RATIO and outlier[i] and dense[i] >= WHICH_MIN_COSINE]
@@ -207,23 +200,6 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
                                              else _sharing_sentence(query, papers[ids[i]])), float(fused[i]))
                 for n, i in enumerate(chosen)]
     return WhichResult(criterion, findings, mode, unsure=unsure and bool(findings))
-
-
-def _reader_reading(retriever: Retriever) -> dict | None:
-    """The fitted reading of ``which`` by the reader (decide.which_reading), when the reader ships."""
-    from assistant.search.decide import which_reading
-    from assistant.search.reader import reader
-
-    return which_reading() if reader() is not None else None
-
-
-def _read_sentence(query: str, paper) -> str:
-    """The abstract's sentence the reader reads as most about the criterion: the one that shows it."""
-    from assistant.search.reader import reader
-    from assistant.text.sentences import split_sentences
-
-    sentences = split_sentences(paper.abstract) or [paper.abstract]
-    return sentences[int(np.argmax(reader().probabilities(query, sentences)))]
 
 
 #: "papers that introduce / propose / release X": a kind of paper rather than a topic. Such a paper says

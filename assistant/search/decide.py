@@ -25,21 +25,17 @@ MODEL_FILE = Path(__file__).resolve().parents[1] / "data" / "decisions.json"
 
 #: What ML writing in general says of what the top papers lack (:func:`field_signals`).
 FIELD_SIGNALS = ("field_pair", "field_pair_parts", "field_term", "field_triple", "field_collocation")
-#: What the reader (search/reader.py) says of the top papers: the top one's probability of being about the question,
-#: and the highest of the top three.
-READER_SIGNALS = ("reader_top", "reader_max3")
 #: The question-level signals the answerability model reads, in order.
 QUESTION_SIGNALS = ("top_cos", "best3_cos", "standout", "coverage", "top_coverage", "unknown_share", "bm25_share",
                     "gap", "sentence_cos", "log_terms", "area", "missing_rare", "scatter", "pairs", "sentence_coverage", "ablate_gain",
-                    "missing_topic") + FIELD_SIGNALS + READER_SIGNALS
+                    "missing_topic") + FIELD_SIGNALS
 #: A question term the top MISSING_DEPTH papers all lack is read by the missing-word model (3: chosen by the
 #: cross-validated cost of the answerable model over 1, 3 and 10, see docs/decisions.md).
 MISSING_DEPTH = 3
 #: The paper-level signals the relevance model reads, in order.
 #: The paper-level signals the relevance model reads, in order; "area" is the question's intent probability: an area
 #: question's third or fourth paper is a gold one far more often than a lookup's (docs/log/research-log.md, 2026-12-03).
-PAPER_SIGNALS = ("cos", "cos_drop", "fused_ratio", "inv_rank", "standout", "coverage", "sentence_cos", "named", "area",
-                 "reader")
+PAPER_SIGNALS = ("cos", "cos_drop", "fused_ratio", "inv_rank", "standout", "coverage", "sentence_cos", "named", "area")
 
 
 @dataclass
@@ -282,7 +278,6 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
     rows = []
     qseq = stem_sequence(question)
     qpairs = {(a, b) for a, b in zip(qseq, qseq[1:]) if a != b}
-    read = retriever.read(question, [h.paper_id for h in hits])  # the reader: is this paper about the question?
     for rank, h in enumerate(hits, 1):
         p = papers.get(h.paper_id)
         text_terms = terms(f"{p.title}\n{p.abstract}") if p else set()
@@ -291,7 +286,7 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
                      "inv_rank": 1.0 / rank, "standout": (h.dense - med) / mad,
                      "coverage": coverage(weights, qterms, text_terms, rarest),
                      "sentence_cos": float((svecs @ qvec).max()) if svecs is not None and len(sents) else 0.0,
-                     "named": float(h.paper_id == named), "bm25": h.bm25, "reader": read.get(h.paper_id, 0.0),
+                     "named": float(h.paper_id == named), "bm25": h.bm25,
                      "pairs": pair_share(qpairs, p), "sentence_coverage": max(
                          (coverage(weights, qterms, terms(x), rarest) for x in sents), default=0.0)})
     unknown = sum(weights[t] for t in qterms if t not in known)
@@ -311,8 +306,7 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
          "area": area_probability(question, qvec, len(qterms)) if area is None else area,
          "missing_rare": missing / rarest, "pairs": max((r["pairs"] for r in rows[:3]), default=0.0),
          "sentence_coverage": first["sentence_coverage"], "scatter": union - max((r["coverage"] for r in rows[:3]), default=0.0),
-         "missing_topic": max(carries.values(), default=0.0),
-         "reader_top": first.get("reader", 0.0), "reader_max3": max((r["reader"] for r in rows[:3]), default=0.0)}
+         "missing_topic": max(carries.values(), default=0.0)}
     for r in rows:
         r["area"] = q["area"]
     q.update(field_signals(question, [papers.get(h.paper_id) for h in hits[:3]],
@@ -353,13 +347,6 @@ def unsure_below() -> float:
     (its threshold is lower, so that it refuses at most 3% of answerable questions; between the two it answers
     questions it reads as more likely on a topic the corpus lacks). Stored with its cross-validated reading."""
     return float(_fitted()["answerable"]["unsure"]["below"])
-
-
-def which_reading() -> dict | None:
-    """How ``which`` reads papers with the reader: ``threshold`` (the reader's probability at or above which a paper
-    meets a criterion) and ``read`` (how many of the best-fused papers it reads), fitted on
-    benchmarks/data/which_labels.jsonl; None when decisions.json has no such fit (no reader shipped when fitted)."""
-    return _fitted().get("which")
 
 
 def answerable_probability(s: Signals) -> float:

@@ -91,7 +91,6 @@ class Retriever:
         self._mended: dict[tuple, str] = {}
         self._probes: dict[tuple, Retrieval] = {}  # mend's search of a query it left as it was
         self._vectors: dict[str, np.ndarray] = {}
-        self._read: dict[tuple[str, str], float] = {}  # the reader's probabilities (read)
         #: Called (done, total) as papers are re-ranked (ASSISTANT_RERANK): the CLI shows a progress bar.
         self.on_rerank: Callable[[int, int], None] | None = None
 
@@ -149,24 +148,6 @@ class Retriever:
 
     def bm25_positions(self) -> dict[str, int]:
         return self.index.bm25_positions()
-
-    def read(self, query: str, paper_ids: list[str]) -> dict[str, float]:
-        """The reader's probability that each paper (its abstract) is about ``query`` (search/reader.py); {} when
-        this installation ships no reader. Kept per (query, paper) for the process: deciding reads the same pairs
-        more than once."""
-        from assistant.search.reader import reader
-
-        model = reader()
-        if model is None:
-            return {}
-        papers = self.papers()
-        todo = [pid for pid in dict.fromkeys(paper_ids) if (query, pid) not in self._read and pid in papers]
-        if todo:
-            if len(self._read) > 4096:
-                self._read.clear()
-            probs = model.probabilities(query, [papers[pid].abstract for pid in todo])
-            self._read.update({(query, pid): float(p) for pid, p in zip(todo, probs)})
-        return {pid: self._read[(query, pid)] for pid in paper_ids if (query, pid) in self._read}
 
     def sentence_vectors(self, paper_id: str, abstract: str):
         """(sentences, their vectors) of one abstract (cached)."""

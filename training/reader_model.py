@@ -1,8 +1,8 @@
 """The reader: a cross-encoder that reads a question (or a criterion) and a passage together and gives the
-probability that the passage is about it. Where the vectors say a paper *mentions* what is asked, the reader says
-whether it is *about* it.
+probability that the passage is about it. Trained here and measured; not shipped in the package, because it did not
+improve the decisions it was meant for (docs/reader.md). Used by benchmarks/reader_*.py.
 
-The model (``assistant/data/reader/reader.onnx``, int8, ~23 MB) is all-MiniLM-L6-v2 fine-tuned here on arXiv
+The model (``training/models/reader/reader.onnx``, int8, ~23 MB) is all-MiniLM-L6-v2 fine-tuned here on arXiv
 abstracts and the project's training questions (training/reader_data.py, training/reader_train.py; its
 manifest.json records the commands, the seed, the data's hashes and the validation figures). It runs with
 onnxruntime on the question and the first ~130 tokens of each abstract.
@@ -25,11 +25,11 @@ BATCH = 16
 
 
 def model_dir() -> Path:
-    return Path(str(resources.files("assistant") / "data" / "reader"))
+    return Path(__file__).resolve().parent / "models" / "reader"
 
 
 def available() -> bool:
-    """Whether the reader's model is shipped in this installation."""
+    """Whether the reader's model is in this checkout (training/models/reader)."""
     return (model_dir() / "reader.onnx").exists()
 
 
@@ -82,7 +82,7 @@ class Reader:
 
 @functools.lru_cache(maxsize=1)
 def reader() -> Reader | None:
-    """The shipped reader (None when this installation has none)."""
+    """The trained reader (None when this checkout has none: python -m training --only reader makes it)."""
     return Reader() if available() else None
 
 
