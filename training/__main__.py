@@ -189,10 +189,12 @@ def main() -> int:
     manifest = json.loads(MANIFEST.read_text()) if MANIFEST.exists() else {"steps": {}}
     for step in STEPS:
         if step.name in names:
+            # inputs as committed, but for the files the steps before it wrote in this run
+            made = {o for s in STEPS if s.name in manifest["steps"] for o in manifest["steps"][s.name]["outputs"]}
+            changed = [line[3:] for line in git("status", "--porcelain", "--", *map(rel, step.inputs())).splitlines()
+                       if line[3:] not in made]
             manifest["steps"][step.name] = run_step(step) | {
-                "commit": git("rev-parse", "HEAD"), "tree_clean": not git("status", "--porcelain", "--", "assistant",
-                                                                            "training", "benchmarks/data"),
-                "made": time.strftime("%Y-%m-%d")}
+                "commit": git("rev-parse", "HEAD"), "inputs_committed": not changed, "made": time.strftime("%Y-%m-%d")}
             MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n")
     manifest["steps"] = {s.name: manifest["steps"][s.name] for s in STEPS if s.name in manifest["steps"]}
     MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n")
