@@ -288,10 +288,22 @@ def as_dict(params, names, threshold: float, **extra) -> dict:
 
 
 def gather(files: list[Path], index_dir: Path, cache: Path) -> tuple[list[dict], list[str], list[dict]]:
-    """Every question's signals, the framing terms and the missing-word examples (from ``cache`` when it exists)."""
+    """Every question's signals, the framing terms and the missing-word examples (from ``cache`` when it was made
+    from the same inputs: the question files, which_labels.jsonl, the field counts and decide.py's code)."""
+    import hashlib
+
+    from assistant.search import decide
+
+    digest = hashlib.sha256()
+    for path in [*files, HERE / "data" / "which_labels.jsonl", ROOT / "assistant" / "data" / "background.npz",
+                 Path(decide.__file__)]:
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    inputs = digest.hexdigest()
     if cache.exists():
         cached = json.loads(cache.read_text())
-        return cached["rows"], cached["framing"], cached["words"]
+        if cached.get("inputs") == inputs:
+            return cached["rows"], cached["framing"], cached["words"]
+        print(f"{cache} was made from other inputs: gathering the signals again")
     items = [it for f in files for it in items_of(f)]
     labels = [json.loads(line) for line in (HERE / "data" / "which_labels.jsonl").read_text().splitlines()
               if line.strip()]
@@ -311,7 +323,7 @@ def gather(files: list[Path], index_dir: Path, cache: Path) -> tuple[list[dict],
     word_models[""] = as_logistic(fit(xw, yw, C["missing_word"]), WORD_FEATURES)
     rows = [r for c, its in groups.items() for r in collect(settings_by[c], its, frozenset(framing_list), word_models)]
     cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps({"framing": framing_list, "rows": rows, "words": words}))
+    cache.write_text(json.dumps({"inputs": inputs, "framing": framing_list, "rows": rows, "words": words}))
     return rows, framing_list, words
 
 
