@@ -434,3 +434,39 @@ def test_a_paper_removed_in_another_terminal_is_no_longer_cited_by_an_open_chat(
     with pytest.raises(InputError):
         conv.paper("mini#2")
     assert conv.paper_count() == 5
+
+
+# --- what a follow-up refers to (issue 49): the last answer that cited papers -----------------------------------
+
+
+def test_compare_the_first_two_is_the_first_two_sources_of_the_answer(conversation):
+    first = conversation.ask("what work exists on federated learning?")
+    shown = [c.paper_id for c in sorted(first.citations, key=lambda c: c.n)]
+    assert len(shown) >= 3
+    ans = conversation.ask("compare the first two")
+    assert [c.paper_id for c in ans.citations] == shown[:2]
+    assert conversation.referenced("what do the last two propose?") == \
+        [(c.paper_id, c.title) for c in sorted(ans.citations, key=lambda c: c.n)][-2:]
+
+
+def test_a_refused_turn_leaves_the_references_where_they_were(conversation):
+    """After a refusal, "[1] and [2]" and "the second one" still mean the last answer that cited papers, and /sources
+    (Conversation.referent) shows that answer."""
+    first = conversation.ask("what work exists on federated learning?")
+    shown = [c.paper_id for c in sorted(first.citations, key=lambda c: c.n)]
+    refused = conversation.ask("is there anything on protein folding with cryo-EM maps?")
+    assert not refused.answerable and not refused.citations
+    assert conversation.referent() is first
+    ans = conversation.ask("compare [1] and [2]")
+    assert [c.paper_id for c in ans.citations] == shown[:2]
+
+
+def test_a_new_topic_ends_them(conversation):
+    """A list, then an answer on another topic citing a paper not on it: "which of them ...?" is no longer a choice
+    among the list (it answered from a list two turns back)."""
+    listed = conversation.ask("which papers use reinforcement learning?")
+    assert len(listed.citations) >= 2
+    assert conversation.among("which of them use self-play?")  # still the list
+    switched = conversation.ask("Different question: is there anything on ECG signals?")
+    assert switched.citations and not {c.paper_id for c in switched.citations} & {c.paper_id for c in listed.citations}
+    assert conversation.among("which of them use a state-space model?") == []

@@ -58,22 +58,31 @@ _FILLER = {"tell", "me", "more", "about", "what", "how", "doe", "do", "is", "are
 _GIST = {"compar", "explain", "describ", "summar", "summari", "tell", "differ", "contrast", "versu", "vs"}
 
 
+_COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5, "2": 2, "3": 3, "4": 4, "5": 5}
+#: "the first two", "the top 3 papers", "the last two": a run of the Sources list.
+_RUN = re.compile(rf"\b(?:the\s+)?(first|top|last)\s+({'|'.join(_COUNTS)})\b(?:\s+{_NOUN}\b)?", re.I)
+
+
 def references(question: str) -> tuple[list[int], list[int]]:
     """Sources of the previous answer that a question names: (citation numbers as shown, e.g. ``[2]`` or
-    "paper 2"; positions in its Sources list, e.g. "the second one" -> 2, "the last one" -> -1)."""
+    "paper 2"; positions in its Sources list, e.g. "the second one" -> 2, "the last one" -> -1, "the first two"
+    -> 1, 2, "the last two" -> -2, -1)."""
     numbers: list[int] = []
     for rx in (_BRACKET, _NUMBERED):
         for m in rx.finditer(question):
             numbers += [int(n) for n in re.findall(r"\d+", m.group(1))]
     positions = [_ORDINALS[w.lower()] for m in _ORDINAL.finditer(question)
                  for w in re.findall(_ORD, m.group(1), re.I)]
+    for m in _RUN.finditer(question):
+        count = _COUNTS[m.group(2).lower()]
+        positions += list(range(-count, 0)) if m.group(1).lower() == "last" else list(range(1, count + 1))
     return list(dict.fromkeys(numbers)), list(dict.fromkeys(positions))
 
 
 def without_references(question: str) -> str:
     """The question with its references to earlier sources taken out (what the papers are asked)."""
     text = question
-    for rx in (_BRACKET, _NUMBERED, _ORDINAL):
+    for rx in (_BRACKET, _NUMBERED, _ORDINAL, _RUN):
         text = rx.sub(" ", text)
     return re.sub(r"\s+", " ", re.sub(r"\s+([?.,!;:])", r"\1", text)).strip()
 
@@ -182,7 +191,7 @@ class Conversation:
         if not self.turns:
             return []
         numbers, positions = references(question)
-        prev = self.last.answer
+        prev = self.referent()
         if not numbers and not positions:
             # "tell me more" after an answer about one paper (it led the citations): that paper; after an area
             # question's list it is not clear which, so it is asked as a follow-up
@@ -207,11 +216,21 @@ class Conversation:
                                  "use /sources to list them")
             out.append((listed_hits[n - 1].paper_id, listed_hits[n - 1].title))
         for pos in positions:
-            if not shown or pos > len(shown):
+            if not shown or pos > len(shown) or -pos > len(shown):
+                which = "last" if pos == -1 else f"last {-pos}" if pos < 0 else _ordinal_word(pos)
                 raise InputError(f"the last answer cited {len(shown)} source(s) ({listed}), so there is no "
-                                 f"{'last' if pos < 0 else _ordinal_word(pos)} one; use /sources to list them")
-            out.append(shown[pos - 1] if pos > 0 else shown[-1])
+                                 f"{which} one; use /sources to list them")
+            out.append(shown[pos - 1] if pos > 0 else shown[pos])
         return list(dict.fromkeys(out))
+
+    def referent(self) -> Answer:
+        """The answer "[2]", "the second one", "the first two" point into: the last one that cited papers (a
+        refused or failed turn does not change it; /sources shows it), else the last answer (a refusal's list of
+        the nearest papers, when nothing was cited yet)."""
+        for turn in reversed(self.turns):
+            if turn.answer.citations or (turn.answer.answerable and turn.answer.sources):
+                return turn.answer
+        return self.last.answer
 
     def among(self, question: str) -> list[tuple[str, str]]:
         """(paper id, title) of the papers a choice ("which of them ...?") is between; [] for any other turn."""
@@ -220,14 +239,18 @@ class Conversation:
     def _choices(self) -> list[tuple[str, str]]:
         """The papers a choice would be between: those the latest of the last 5 answers that cited several cited
         (after "which of them handles fairness?" and "what dataset does it use?", "do any of them use RL?" still
-        means the list)."""
+        means the list), unless an answer since cited a paper not on it (a refused turn cites none)."""
+        since: set[str] = set()  # the papers the answers after the list cited
         for turn in reversed(self.turns[-5:]):
             # an LLM answer that cited nothing listed the sources it was given: those are "them"
             shown = sorted(turn.answer.citations, key=lambda c: c.n) or \
                 (turn.answer.sources if turn.answer.answerable else [])
             papers = list(dict.fromkeys((x.paper_id, x.title) for x in shown))
             if len(papers) >= 2:
-                return papers
+                # a later answer citing a paper not on the list moved to another topic ("is there anything on ECG?"
+                # after a list of RL papers): "them" is no longer the list
+                return papers if since <= {pid for pid, _ in papers} else []
+            since |= {pid for pid, _ in papers}
         return []
 
     def starts_afresh(self, question: str) -> bool:

@@ -119,7 +119,10 @@ def _command(line: str, conv, store, cid: str, settings) -> bool:
         _filter_command(arg, conv)
     elif cmd == "/sources":
         if conv.last:
-            render_sources(conv.last.answer)
+            referent = conv.referent()  # what "[2]" and "the first two" point at: a refusal leaves it as it was
+            if referent is not conv.last.answer:
+                out.print(f"[dim]References point at the answer to: {escape(referent.question, one_line=True)}[/]")
+            render_sources(referent)
         else:
             out.print("[dim]No answer yet.[/]")
     else:
@@ -143,7 +146,7 @@ def _save_command(arg: str, conv, settings) -> None:
 
 def _show_command(arg: str, conv) -> None:
     """``/show N`` (source N of the last answer) or ``/show NAME`` (a paper by id, name or part of its title)."""
-    sources = conv.last.answer.sources if conv.last else []
+    sources = conv.referent().sources if conv.last else []
     if not arg or arg.isdigit() and not 1 <= int(arg) <= len(sources):
         out.print(f"[yellow]Usage: /show N with N between 1 and {len(sources)}, or /show NAME[/]" if sources
                   else "[yellow]Usage: /show NAME (a paper's id, name or part of its title)[/]")

@@ -1,0 +1,89 @@
+"""The shipped models and what made them: every file under assistant/data that a fit or a training wrote is in the
+manifest with the hash it had when it was made, its inputs are in the repository, and the training library keeps
+the held-out sets out of every fit."""
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MANIFEST = ROOT / "assistant" / "data" / "MANIFEST.json"
+SHIPPED = ("assistant/data/background.npz", "assistant/data/turns.json", "assistant/data/decisions.json",
+           "assistant/data/sentences.json")
+
+
+@pytest.fixture(scope="module")
+def training_lib():
+    """training/ on sys.path, as its scripts and the benchmarks see it."""
+    path = str(ROOT / "training")
+    sys.path.insert(0, path)
+    yield
+    sys.path.remove(path)
+
+
+@pytest.fixture(scope="module")
+def manifest() -> dict:
+    return json.loads(MANIFEST.read_text())
+
+
+def test_every_shipped_model_matches_the_manifest_that_says_how_it_was_made(manifest):
+    outputs = {out: (name, digest) for name, step in manifest["steps"].items() for out, digest in step["outputs"].items()}
+    for path in SHIPPED:
+        assert path in outputs, f"{path} is shipped but no step of the manifest made it"
+    for out, (name, digest) in outputs.items():
+        assert hashlib.sha256((ROOT / out).read_bytes()).hexdigest() == digest, \
+            f"{out} differs from the manifest (step {name}): rebuild with python -m training"
+    for name, step in manifest["steps"].items():
+        assert step["commands"] and step["commit"] and step["inputs"], name
+        assert all(not Path(p).is_absolute() and not p.startswith("..") for p in step["inputs"]), name  # in the repo
+        assert not any("heldout" in p for p in step["inputs"] if name not in ("background", "reader")), name
+
+
+@pytest.mark.subprocess
+def test_verify_fails_when_a_shipped_file_changes_behind_the_manifest(tmp_path, manifest):
+    """python -m training --verify (run in CI) says which file differs and exits 1."""
+    step, out = next((n, o) for n, s in manifest["steps"].items() for o in s["outputs"])
+    broken = dict(manifest)
+    broken["steps"] = {**manifest["steps"], step: {**manifest["steps"][step],
+                                                   "outputs": {**manifest["steps"][step]["outputs"], out: "0" * 64}}}
+    command = [sys.executable, "-m", "training", "--verify", "--manifest", str(tmp_path / "MANIFEST.json")]
+    (tmp_path / "MANIFEST.json").write_text(json.dumps(broken))
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 1 and f"FAIL {out} (differs; step {step})" in done.stdout
+    (tmp_path / "MANIFEST.json").write_text(json.dumps(manifest))
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stdout
+
+
+def test_field_counts_are_written_the_same_bytes_every_time(tmp_path, training_lib):
+    from build_background import save_npz
+
+    arrays = {"term_keys": np.arange(5, dtype=np.uint64), "provenance": np.array(json.dumps({"a": 1}))}
+    save_npz(tmp_path / "a.npz", arrays)
+    save_npz(tmp_path / "b.npz", arrays)
+    assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
+    with np.load(tmp_path / "a.npz") as npz:
+        assert list(npz["term_keys"]) == [0, 1, 2, 3, 4] and json.loads(str(npz["provenance"])) == {"a": 1}
+
+
+def test_the_fits_read_the_dev_set_from_the_repository_and_never_a_held_out_set(training_lib):
+    import fit_decisions
+
+    files = fit_decisions.question_files()
+    assert files[0] == ROOT / "training" / "inputs" / "dev.jsonl" and files[0].exists()
+    assert not any("heldout" in f.parts for f in files)
+
+
+def test_the_field_counts_leave_out_every_paper_of_a_held_out_slice(training_lib):
+    from _inputs import PAPERS, read_jsonl
+    from build_background import slice_ids
+
+    held = slice_ids()
+    heldout_slice = ROOT / "benchmarks" / "data" / "heldout" / "arxiv300.jsonl"
+    assert {r["id"] for r in read_jsonl(heldout_slice)} <= held
+    assert PAPERS.exists() and PAPERS.stat().st_size > 5_000_000  # the arXiv abstracts travel with the repository
