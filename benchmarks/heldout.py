@@ -106,29 +106,29 @@ def main() -> int:
         # casual_first_run_2026_12_02
         "casual_heldout (95 papers)": lambda: score(DATA / "casual_heldout.jsonl",
                                                     bundled_index(args.work / "iclr95", **overrides)),
-        # added 2026-12-02 (session 24): mixed casual and formal phrasings with absent near-topics; its first run
+        # added 2026-12-02: mixed casual and formal phrasings with absent near-topics; its first run
         # is the label mixed_first_run_2026_12_02
         "mixed_heldout (95 papers)": lambda: score(DATA / "mixed_heldout.jsonl",
                                                    bundled_index(args.work / "iclr95", **overrides)),
-        # added 2026-12-03 (session 27), written before that session's changes; their first runs are the labels
+        # added 2026-12-03, written before that day's changes; their first runs are the labels
         # iclr_fresh_first_run_2026_12_03 and arxiv300b_first_run_2026_12_03 (code ad84428)
         "iclr_fresh (95 papers)": lambda: score(DATA / "iclr_fresh.jsonl",
                                                 bundled_index(args.work / "iclr95", **overrides)),
         "arxiv300b": lambda: score(DATA / "arxiv300b_questions.jsonl",
                                    arxiv300_index(args.work, "arxiv300b", **overrides)),
-        # added 2026-12-03 (session 30), written before that session's changes; its first run is the label
+        # added 2026-12-03, written before that change's changes; its first run is the label
         # arxiv300c_first_run_2026_12_03 (code a5890fd)
         "arxiv300c": lambda: score(DATA / "arxiv300c_questions.jsonl",
                                    arxiv300_index(args.work, "arxiv300c", **overrides)),
-        # added 2026-12-03 (session 31), written before that session's changes; its first run is the label
+        # added 2026-12-03, written before that change's changes; its first run is the label
         # arxiv300d_first_run_2026_12_03 (code be79d84)
         "arxiv300d": lambda: score(DATA / "arxiv300d_questions.jsonl",
                                    arxiv300_index(args.work, "arxiv300d", **overrides)),
-        # added 2026-12-04 (session 32), written after that session's changes (the unsure note) and first run on
+        # added 2026-12-04, written after that change's changes (the unsure note) and first run on
         # them; its first run is the label arxiv300e_first_run_2026_12_04 (code fb3f269)
         "arxiv300e": lambda: score(DATA / "arxiv300e_questions.jsonl",
                                    arxiv300_index(args.work, "arxiv300e", **overrides)),
-        # added 2026-12-04 (session 33), written after that session's changes and first run on them; its first run
+        # added 2026-12-04, written after that change's changes and first run on them; its first run
         # is the label arxiv300f_first_run_2026_12_04
         "arxiv300f": lambda: score(DATA / "arxiv300f_questions.jsonl",
                                    arxiv300_index(args.work, "arxiv300f", **overrides)),

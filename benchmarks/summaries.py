@@ -6,9 +6,9 @@ docs/decisions.md records as measured and not adopted.
 Scores the 176 summary questions of benchmarks/data/summaries/ (over the training slices arxiv_a..arxiv_e; facts:
 what X is and how it works), the held-out sets of heldout.py and the last turns of chat_heldout, offline
 (extractive, re-ranking off). A summary reads on from the sentence introducing the paper in the abstract's order (as
-evidence.pick does since session 27); ``--order model``: the sentence model ranks what follows it instead (before).
+evidence.pick does since 2026-12-03); ``--order model``: the sentence model ranks what follows it instead (before).
 ``--framing``: the words users ask what a paper is with (the learned gist terms: "explain", "tell", "about") count
-as asking something of a named paper (as before session 28; since, they do not). Writes
+as asking something of a named paper (as before 2026-12-03; since, they do not). Writes
 benchmarks/results/summaries.json, keeping runs recorded under other labels.
 """
 
@@ -43,7 +43,7 @@ def model_order() -> None:
 
 
 def framing_asks() -> None:
-    """answer._asks_little with the gist terms counted as asking something of a named paper (before session 28)."""
+    """answer._asks_little with the gist terms counted as asking something of a named paper (before 2026-12-03)."""
     import assistant.qa.answer as answer
     from assistant.search import decide
 
@@ -72,7 +72,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--order", choices=("abstract", "model"), default="abstract")
     ap.add_argument("--framing", action="store_true",
-                    help="gist words ask something of a named paper (as before session 28)")
+                    help="gist words ask something of a named paper (as before 2026-12-03)")
     ap.add_argument("--label", default="current")
     ap.add_argument("--work", type=Path, default=HERE / ".work")
     ap.add_argument("--json", type=Path, default=HERE / "results" / "summaries.json")

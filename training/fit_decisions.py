@@ -5,7 +5,7 @@ their provenance and leave-one-file-out cross-validated error, in assistant/data
 
 Fitted on: training/inputs/dev.jsonl and every question file in benchmarks/data/ (not benchmarks/data/heldout/,
 which is never fitted on), over the bundled 95 papers, and data/corpora/<slice>_questions.jsonl over the arXiv slice
-data/corpora/<slice>.jsonl, the area questions of data/area_facts/ (since session 33; not for the framing terms),
+data/corpora/<slice>.jsonl, the area questions of data/area_facts/ (since 2026-12-04; not for the framing terms),
 and which_labels.jsonl's criteria (as area questions) for the intent. Four logistic regressions:
 
 - intent: area (several papers wanted) vs one paper, over the question's MiniLM vector and its length;
@@ -44,8 +44,8 @@ OUT = ROOT / "assistant" / "data" / "decisions.json"
 INDEX_DIR = HERE / ".work" / "iclr95"
 ABSENT_SHARE = 0.15
 #: The share of answerable questions the answerable threshold may refuse out of fold: issue 28's acceptance (<= 3%).
-#: Until session 30 the threshold minimised the cost with ABSENT_SHARE instead; with the field's triples that rule
-#: moved to 1.8% false refusals and gave up absent topics (docs/decisions.md, "Session 30").
+#: Until 2026-12-03 the threshold minimised the cost with ABSENT_SHARE instead; with the field's triples that rule
+#: moved to 1.8% false refusals and gave up absent topics (docs/log/research-log.md).
 MAX_FALSE_REFUSALS = 0.03
 MAX_NONGOLD = 0.08
 #: An answered question below the answerable model's even odds is marked unsure (decide.unsure_below).
@@ -54,7 +54,7 @@ C = {"intent": 0.1, "answerable": 1.0, "relevant": 1.0, "missing_word": 1.0}
 
 
 #: Area questions with facts (data/area_facts/<corpus>.jsonl: iclr95 is the bundled corpus, the others arXiv
-#: training slices): fitted on since session 33, but not read for the framing terms (below).
+#: training slices): fitted on since 2026-12-04, but not read for the framing terms (below).
 AREA_FACTS = HERE / "data" / "area_facts"
 
 

@@ -38,7 +38,7 @@ OUT = ROOT / "assistant" / "data" / "sentences.json"
 C = 1.0
 REDUNDANCY = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 KEEP = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6)
-#: The hand-set score the model replaced (evidence.py before session 26).
+#: The hand-set score the model replaced (evidence.py before 2026-12-02).
 HAND_SET = {"term_share": 0.5, "gist": 0.3, "redundancy": 0.5, "keep": 0.5}
 
 
