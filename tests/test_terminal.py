@@ -1,5 +1,6 @@
 """A scripted terminal session: pexpect drives the real REPL in a pseudo-terminal."""
 
+import signal
 import sys
 
 import pytest
@@ -88,8 +89,11 @@ def test_ctrl_c_during_a_streamed_answer_stops_that_answer_and_the_chat_goes_on(
                "ASSISTANT_HISTORY_FILE": str(tmp_path / "history"), "ORT_DISABLE_TELEMETRY": "1",
                "PROMPT_TOOLKIT_NO_CPR": "1", "OPENAI_BASE_URL": url, "ASSISTANT_LLM_TIMEOUT": "300",
                "ASSISTANT_LLM_MAX_RETRIES": "0", "ASSISTANT_RERANK": "off"}
+        # Ctrl-C as a user's terminal delivers it: a test runner started in the background (`cmd &` in a script)
+        # ignores SIGINT, and a child inherits that, so the chat would never see the signal
         child = pexpect.spawn(sys.executable, ["-m", "assistant", "chat", "--index-dir", str(mini_index)],
-                              env=env, encoding="utf-8", timeout=90, dimensions=(40, 100))
+                              env=env, encoding="utf-8", timeout=90, dimensions=(40, 100),
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         child.logfile_read = open(tmp_path / "screen.log", "w")  # what the terminal showed, for a failure
         try:
             child.expect("assistant>")
