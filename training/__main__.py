@@ -23,7 +23,6 @@ output, each fit's cross-validated figures and its CPU seconds.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import resource
@@ -33,6 +32,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from training._inputs import sha256
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "assistant" / "data"
@@ -78,10 +79,6 @@ STEPS = (
 )
 #: Steps --check can refit into a temporary folder (a few minutes at most on 2 cores), by the option naming the output.
 CHECKABLE = {"turns": "--out", "background": "--out"}
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def rel(path: Path) -> str:

@@ -228,7 +228,7 @@ class Conversation:
         refused or failed turn does not change it; /sources shows it), else the last answer (a refusal's list of
         the nearest papers, when nothing was cited yet)."""
         for turn in reversed(self.turns):
-            if turn.answer.citations or (turn.answer.answerable and turn.answer.sources):
+            if _cited(turn.answer):
                 return turn.answer
         return self.last.answer
 
@@ -242,10 +242,7 @@ class Conversation:
         means the list), unless an answer since cited a paper not on it (a refused turn cites none)."""
         since: set[str] = set()  # the papers the answers after the list cited
         for turn in reversed(self.turns[-5:]):
-            # an LLM answer that cited nothing listed the sources it was given: those are "them"
-            shown = sorted(turn.answer.citations, key=lambda c: c.n) or \
-                (turn.answer.sources if turn.answer.answerable else [])
-            papers = list(dict.fromkeys((x.paper_id, x.title) for x in shown))
+            papers = list(dict.fromkeys((x.paper_id, x.title) for x in _cited(turn.answer)))
             if len(papers) >= 2:
                 # a later answer citing a paper not on the list moved to another topic ("is there anything on ECG?"
                 # after a list of RL papers): "them" is no longer the list
@@ -454,6 +451,12 @@ AMONG_MIN_COSINE = 0.35
 AMONG_MARGIN = 0.05
 #: A question with no "it" is about the previous top paper when that paper holds this share of its topical terms.
 CONTINUES_SHARE = 0.65
+
+
+def _cited(answer: Answer) -> list:
+    """What an answer pointed at, in the order shown: its citations; for an LLM answer that cited nothing, the
+    sources it was given; nothing for a refusal."""
+    return sorted(answer.citations, key=lambda c: c.n) or (answer.sources if answer.answerable else [])
 
 
 def _holds(retriever: Retriever, paper_id: str, question: str, min_share: float) -> bool:
