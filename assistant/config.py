@@ -78,7 +78,8 @@ class IndexSettings(_Group):
 
 
 class EmbedSettings(_Group):
-    """What is embedded: the embedder and how abstracts are cut into chunks (changing any needs ingest --rebuild)."""
+    """What is embedded: the embedder and how abstracts are cut into chunks (changing any of these needs ingest
+    --rebuild), and when sentences are."""
 
     embedder: str = _env("ASSISTANT_EMBEDDER", default="minilm",
                          description="minilm (local int8 ONNX) or openai:<model> (any OpenAI-compatible /v1/embeddings, "
@@ -92,6 +93,12 @@ class EmbedSettings(_Group):
         "ASSISTANT_CHUNK_TITLE", default="all",
         description="all: a real title is embedded with every chunk; first: with the first chunk only (~17% fewer "
                     "tokens on titled corpora, but SciFact nDCG@10 fell from 0.742 to 0.735).")
+    sentences: Literal["ingest", "lazy"] = _env(
+        "ASSISTANT_SENTENCES", default="ingest",
+        description="ingest: every abstract's sentences are embedded with its chunks (on the bundled 95 papers the "
+                    "ingest costs ~2x the CPU, ~11 s more; a question new to the index then costs no more than one "
+                    "asked before: benchmarks/cost.py); lazy: on first sight, by the question that quotes the paper "
+                    "(~0.15 s CPU per abstract). No rebuild needed either way.")
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> EmbedSettings:

@@ -170,10 +170,15 @@ def word_features(retriever, question: str, qvec: np.ndarray, word: str, paper_i
     ``paper_id`` (the top paper). A word that carries the topic moves the question; "pls", "re", "anything in
     here" barely do. A word a paper says in other words ("heart-signal" for ECG) comes close to one of its
     sentences; the topic a paper lacks ("speculative") does not."""
-    kept = " ".join(w for w in re.findall(r"\S+", question) if w != word)
-    drop = 1.0 - float(retriever.embed_query(kept) @ qvec) if kept.strip() else 1.0
-    alone = retriever.embed_query(word)
+    kept = _without(question, word)
+    kept_vec, alone = retriever.embed_queries([kept or ".", word])
+    drop = 1.0 - float(kept_vec @ qvec) if kept.strip() else 1.0
     return np.array([math.log(max(drop, 1e-4)), float(alone @ qvec), _nearest_sentence(retriever, paper_id, alone)])
+
+
+def _without(question: str, word: str) -> str:
+    """The question without one of its words (as written)."""
+    return " ".join(w for w in re.findall(r"\S+", question) if w != word)
 
 
 def _nearest_sentence(retriever, paper_id: str | None, vec: np.ndarray) -> float:
@@ -196,7 +201,9 @@ def missing_probabilities(retriever, question: str, qvec: np.ndarray, missing: s
         return {}
     model = model or models()["missing_word"]
     out: dict[str, float] = {}
-    for word, lacked in missing_words(question, missing).items():
+    words = missing_words(question, missing)
+    retriever.embed_queries([_without(question, w) or "." for w in words] + list(words))  # one batch
+    for word, lacked in words.items():
         p = float(model.probability(word_features(retriever, question, qvec, word, paper_id))[0])
         for t in lacked:
             out[t] = max(out.get(t, 0.0), p)

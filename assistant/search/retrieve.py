@@ -17,6 +17,9 @@ from assistant.store.index import Index
 from assistant.text.corpus import Paper
 from assistant.text.terms import stem_terms
 
+#: Query vectors a retriever keeps (a long question and its missing-word variants are ~60 texts; each 1.5 KB).
+VECTORS_KEPT = 512
+
 
 @dataclass
 class Hit:
@@ -175,14 +178,25 @@ class Retriever:
             self._probes.clear()
 
     def embed_query(self, text: str) -> np.ndarray:
-        """The query's vector (the last few are kept: deciding and searching embed the same question)."""
-        from assistant.embed.embedder import embed_query
+        """The query's vector (the last few hundred are kept: deciding and searching embed the same question)."""
+        return self.embed_queries([text])[0]
 
-        if text not in self._vectors:
-            if len(self._vectors) > 32:
-                self._vectors.clear()
-            self._vectors[text] = embed_query(self.index.embedder, text)
-        return self._vectors[text]
+    def embed_queries(self, texts: list[str]) -> list[np.ndarray]:
+        """Several queries' vectors, those not kept embedded in one batch (the missing-word model reads a question
+        without each of its words: one pass, not one per word)."""
+        from assistant.embed.embedder import embed_array, embed_query
+
+        found = {t: self._vectors[t] for t in texts if t in self._vectors}
+        todo = [t for t in dict.fromkeys(texts) if t not in found]
+        if len(todo) == 1:  # one text: the embedder's cheapest path for a one-shot question
+            found[todo[0]] = embed_query(self.index.embedder, todo[0])
+        elif todo:
+            found.update(zip(todo, embed_array(self.index.embedder, todo)))
+        for t in texts:  # kept, most recent last; the oldest dropped past VECTORS_KEPT
+            self._vectors[t] = self._vectors.pop(t, found[t])
+        while len(self._vectors) > VECTORS_KEPT:
+            self._vectors.pop(next(iter(self._vectors)))
+        return [found[t] for t in texts]
 
     def dense_all(self, qvec: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray]:
         """Exact best-chunk cosine of every paper: (paper ids, best similarity, every chunk's similarity).

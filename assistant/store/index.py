@@ -6,7 +6,7 @@ Layout of ``index_dir`` (every path under it is named in layout.py)::
       chroma/          Chroma PersistentClient: collections ``chunks``, ``papers`` and ``meta``
       bm25/            bm25s index over paper title + abstract, with ``ids.json`` (lexical.py)
       vectors/         every chunk vector in one matrix (vectors.py)
-      sentences.sqlite sentence vectors of quoted abstracts (sentence_cache.py)
+      sentences.sqlite sentence vectors of the abstracts (sentence_cache.py)
       papers.json      every paper and where each chunk's text is (a cache of Chroma)
       manifest.json    embedder id, dimension, chunking, paper-set fingerprint, sources ingested
       chats.sqlite     saved chat sessions (chat/history.py)

@@ -365,6 +365,10 @@ def write_papers(index: Index, todo: list[Paper], settings: Settings, report: In
         chunks = chunk_papers(group, settings)
         by_id = {p.id: p for p in group}
         texts = [embed_text(by_id[c.paper_id], c, settings.embed.chunk_title) for c in chunks]
+        # the abstracts' sentences (quoted by answers, read by the decisions) in the same pass, so that no question
+        # pays for embedding them
+        sentences = index.sentences_missing([p.abstract for p in group]) if settings.embed.sentences == "ingest" else []
+        texts += [s for _, said in sentences for s in said]
         embed_started = time.perf_counter()
         embedded = 0
 
@@ -372,9 +376,10 @@ def write_papers(index: Index, todo: list[Paper], settings: Settings, report: In
             """Move the bar as chunks are embedded, not once per group (a group takes ~30 s)."""
             nonlocal embedded
             embedded += n
-            progress(done + len(group) * embedded // max(len(chunks), 1), len(todo))
+            progress(done + len(group) * embedded // max(len(texts), 1), len(todo))
 
         vecs = embed_array(index.embedder, texts, on_batch=on_batch if progress else None)
+        vecs, sentence_vecs = vecs[:len(chunks)], vecs[len(chunks):]
         report.embed_seconds += time.perf_counter() - embed_started
         if index.manifest and vecs.shape[1] != int(index.manifest.get("dim", vecs.shape[1])):
             raise IndexStoreError("embedding dimension changed; rebuild with: assistant ingest --rebuild")
@@ -392,6 +397,7 @@ def write_papers(index: Index, todo: list[Paper], settings: Settings, report: In
         for batch in batches(list(range(len(group))), max_batch):
             index.papers.upsert(ids=[group[i].id for i in batch], embeddings=np.asarray([paper_vecs[i] for i in batch]),
                                 metadatas=[paper_to_meta(group[i]) for i in batch])
+        index.store_sentences(sentences, sentence_vecs)  # a cache: never part of what is committed
         integrity.crash_point("ingest-group")
         if written is not None:  # kept for the commit's chunk-vector matrix
             written.append(([(c.id, c.paper_id, c.number) for c in chunks], vecs))

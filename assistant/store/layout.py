@@ -12,13 +12,14 @@ CHROMA_FILE = "chroma.sqlite3"  # inside CHROMA: what the direct read checks (ch
 BM25 = "bm25"  # derived: the bm25s index (lexical.py)
 VECTORS = "vectors"  # derived: every chunk vector in one matrix (vectors.py)
 SNAPSHOT = "papers.json"  # derived: every paper and where each chunk's text is
-SENTENCES = "sentences.sqlite"  # cache: sentence vectors of quoted abstracts (sentence_cache.py)
+SENTENCES = "sentences.sqlite"  # cache: sentence vectors of the abstracts (sentence_cache.py)
 MANIFEST = "manifest.json"  # what was committed: embedder, chunking, fingerprint, sources
 LOCK = ".lock"  # held while an ingest or remove writes
 JOURNAL = "journal"  # what a write under way will write, drop and overwrite (journal.py)
 ASIDE = "rebuild.json"  # an index being built beside this one, to be swapped in (aside.py)
-#: What a rebuild swaps in, the manifest last: once it is in place, the new index is the index.
-SWAPPED = (CHROMA, BM25, VECTORS, SNAPSHOT, MANIFEST)
+#: What a rebuild swaps in, the manifest last: once it is in place, the new index is the index. (The sentence cache
+#: too, when the rebuild made one: it holds every paper of the new index.)
+SWAPPED = (CHROMA, BM25, VECTORS, SNAPSHOT, SENTENCES, MANIFEST)
 CHATS = "chats.sqlite"  # saved conversations (chat/history.py)
 MAP = "map"  # the map's layouts, one per index version and projection (qa/landscape.py)
 PLACEHOLDER = ".gitkeep"  # the repository ships index_store/ holding only this: a clone's index is still empty
