@@ -165,3 +165,30 @@ def test_every_name_of_the_public_api_resolves():
 
 def test_the_readme_stays_a_manual_of_at_most_15_kb():
     assert len((PACKAGE.parent / "README.md").read_bytes()) <= 15_000
+
+
+#: Private names of other libraries the package must reach, each with why.
+FOREIGN_PRIVATE = {("endpoint", "_network_backend"): "httpcore's connection pool: the only hook for its network "
+                                                      "backend (a reply's size and speed are bounded there)"}
+
+
+def test_no_private_name_is_used_outside_its_module():
+    """A name with a leading underscore is its module's own: no other module imports it or reaches it on an object
+    (``index._heartbeat``); a class reaches its own through ``self``, ``cls``, ``super()`` or its name."""
+    used = []
+    for module, path in _modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        own_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                used += [f"{module}: from {node.module} import {a.name}" for a in node.names
+                         if a.name.startswith("_") and not a.name.startswith("__")]
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                base = node.value
+                if isinstance(base, ast.Name) and base.id in {"self", "cls"} | own_classes:
+                    continue
+                if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "super":
+                    continue
+                if (module, node.attr) not in FOREIGN_PRIVATE:
+                    used.append(f"{module}:{node.lineno}: {ast.unparse(node)}")
+    assert not used, f"private names used outside their module: {used}"
