@@ -115,7 +115,8 @@ class SearchSettings(_Group):
     dense_weight: float = _env("ASSISTANT_DENSE_WEIGHT", default=0.5, ge=0.0, le=1.0,
                                description="Weight of the dense ranking in fusion (BM25 gets 1 - w).")
     min_relevance: float | None = _env("ASSISTANT_MIN_RELEVANCE", default=None,
-                                       description="Override of the hand-set relevance gate (0.41: the least best-chunk cosine search, summarize and map keep).")
+                                       description="Override of the hand-set relevance gate (tuning.relevance_gate, "
+                                                   "0.41: the least best-chunk cosine search, summarize and map keep).")
     rerank: str = _env(
         "ASSISTANT_RERANK", default="off",
         description="auto (smollm2 when its weights are installed, else off; the default when read from the "
@@ -171,8 +172,72 @@ class LLMSettings(_Group):
                                    description="USD per million completion tokens, for cost estimates.")
 
 
+def _tuned(default: float | int, source: str, **kwargs) -> Any:
+    """A hand-set number: its default and where it came from (set in code, e.g. by a benchmark that sweeps it; not
+    read from the environment)."""
+    return Field(default=default, description=source, **kwargs)
+
+
+class TuningSettings(_Group):
+    """Hand-set numbers the answers depend on, each with where it came from. The fitted ones are data
+    (assistant/data/decisions.json, turns.json, sentences.json: python -m training); these are not fitted, and are
+    set in code (a benchmark sweeping one), not from the environment."""
+
+    relevance_gate: float = _tuned(
+        0.41, "The least best-chunk cosine of a paper `search`, `summarize` and `map` keep (ASSISTANT_MIN_RELEVANCE "
+              "overrides it); `ask`, `which` and chat decide with the fitted models. Hand-set: the middle of the "
+              "plateau of best balanced accuracy over the 27 answerable dev questions and absent topics "
+              "(benchmarks/gate.py, removed; docs/log/research-log.md, 'Relevance gate').", ge=0.0, le=1.0)
+    pool: int = _tuned(20, "Papers a question's decisions read; an area answer lists up to this many. Hand-set.", ge=1)
+    max_others: int = _tuned(2, "Papers an answer about one paper cites besides it, when the relevance model passes "
+                                "them. Hand-set.", ge=0)
+    top_sentences: int = _tuned(4, "Sentences quoted from the paper a question is about and from each paper it names "
+                                   "(what it contributes and how: docs/log/research-log.md, 2026-12-03).", ge=1)
+    other_sentences: int = _tuned(1, "Sentences quoted from each other paper an answer cites (docs/log/research-log.md, 2026-12-03).", ge=1)
+    area_sentences: int = _tuned(2, "Sentences quoted from each paper of an area answer (benchmarks/area_answers.py "
+                                    "compares 1-3).", ge=1)
+    support_cosine: float = _tuned(0.6, "LLM answers: a cited sentence is marked supported when a sentence of a cited "
+                                        "abstract comes this close (cosine). Hand-set, not measured on its own.")
+    support_overlap: float = _tuned(0.5, "LLM answers: a cited sentence is also marked supported when a sentence of a "
+                                         "cited abstract holds this share of its content terms. Hand-set.")
+    term_share: float = _tuned(0.5, "Chat's choice among cited papers (\"which of them ...?\") scores a sentence by "
+                                    "its cosine + this x the share of the question's terms it holds. Hand-set.")
+    among_min_cosine: float = _tuned(0.35, "Chat's choice among cited papers answers \"none of them\" when no "
+                                           "cited paper's best sentence scores this much. Hand-set.")
+    among_margin: float = _tuned(0.05, "Chat's choice among cited papers: those within this of the best one "
+                                       "answer together. Hand-set.")
+    continues_share: float = _tuned(0.65, "A chat question with no \"it\" is about the previous top paper when that "
+                                          "paper holds this share of its topical terms. Hand-set; reading the mirror "
+                                          "case with it was measured and not adopted (docs/log/research-log.md).")
+    which_ratio: float = _tuned(0.6, "`which`: a paper's fused score must be at least this share of the best paper's; "
+                                     "with which_min_cosine, measured on 16 hand-labelled criteria over the bundled "
+                                     "corpus (benchmarks/which.py).")
+    which_min_cosine: float = _tuned(0.3, "`which`: the least best-chunk cosine a qualifying paper may have "
+                                          "(benchmarks/which.py, with which_ratio).")
+    which_embedded_evidence: int = _tuned(
+        40, "`which`: papers whose evidence sentence is chosen by embedding; later ones by shared terms (466 papers at "
+            "20k: 105 s -> 16 s; docs/log/research-log.md). Hand-set.", ge=0)
+    which_llm_ratio: float = _tuned(0.45, "`which` with an LLM: the looser pre-filter's share of the best fused score "
+                                          "(the model judges its candidates). Hand-set.")
+    which_llm_min_cosine: float = _tuned(0.25, "`which` with an LLM: the pre-filter's least best-chunk cosine. "
+                                               "Hand-set.")
+    which_judged: int = _tuned(60, "`which` with an LLM: the most candidates the model judges. Hand-set.", ge=1)
+    area_relative_cut: float = _tuned(0.5, "`map --query` highlights, and `summarize` adds beside `which`'s papers, "
+                                           "the retrieved papers whose fused score is at least this share of the top "
+                                           "one. Hand-set.")
+    which_evidence_terms: float = _tuned(0.3, "`which`'s evidence sentence: its cosine to the criterion + this x the "
+                                              "share of the criterion's terms it holds. Hand-set.")
+    summary_line_cosine: float = _tuned(0.6, "`summarize`'s line per paper: of its contribution sentences, the one "
+                                             "scoring most by this x its cosine + (1 - this) x the IDF share of the "
+                                             "area's terms it holds. Hand-set.")
+    themes_per: float = _tuned(1.5, "`summarize` and `map` make sqrt(papers / this) themes. Hand-set.", gt=0)
+    rerank_weight: float = _tuned(0.2, "Re-ranking: weight of the mean log-probability (nats per token, mostly -2.5 to "
+                                       "-6) added to the fused score (0..1) of each re-ranked paper "
+                                       "(benchmarks/rerank.py).")
+
+
 _GROUPS: dict[str, type[_Group]] = {"index": IndexSettings, "embed": EmbedSettings, "search": SearchSettings,
-                                    "llm": LLMSettings}
+                                    "llm": LLMSettings, "tuning": TuningSettings}
 #: Flat field names accepted by the constructor and :meth:`Settings.replace`: the group's own name where it is
 #: unique, a prefixed one where a short name would be ambiguous (index_dir, llm_timeout, ...).
 FLAT: dict[str, tuple[str, str]] = {
@@ -185,7 +250,7 @@ for _ambiguous in ("dir", "batch", "mode", "timeout", "max_retries"):
 #: Environment variable -> (group, field); ASSISTANT_DEBUG sets the top-level ``debug``.
 ENV: dict[str, tuple[str, str]] = {
     model.model_fields[name].json_schema_extra["env"]: (group, name)  # type: ignore[index]
-    for group, model in _GROUPS.items() for name in model.model_fields
+    for group, model in _GROUPS.items() for name in model.model_fields if model.model_fields[name].json_schema_extra
 }
 
 
@@ -218,6 +283,7 @@ class Settings(BaseSettings):
     embed: EmbedSettings = Field(default_factory=EmbedSettings, description=EmbedSettings.__doc__)
     search: SearchSettings = Field(default_factory=SearchSettings, description=SearchSettings.__doc__)
     llm: LLMSettings = Field(default_factory=LLMSettings, description=LLMSettings.__doc__)
+    tuning: TuningSettings = Field(default_factory=TuningSettings, description=TuningSettings.__doc__)
     debug: bool = Field(default=False, description="ASSISTANT_DEBUG: show tracebacks.")
 
     @classmethod

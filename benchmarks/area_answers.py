@@ -1,6 +1,6 @@
 """What an offline area answer holds: the facts of benchmarks/data/area_facts/ (area questions with 2-4 facts from
 different gold papers, written by helpers who saw only one corpus each; training data), by how many sentences
-each paper of an area answer quotes (assistant.qa.answer.AREA_SENTENCES), with the gold papers cited.
+each paper of an area answer quotes (Settings.tuning.area_sentences), with the gold papers cited.
 
     python benchmarks/area_answers.py [--counts 1 2 3] [--work benchmarks/.work]
 
@@ -23,17 +23,16 @@ def main() -> int:
     ap.add_argument("--counts", type=int, nargs="*", default=[1, 2, 3])
     ap.add_argument("--work", type=Path, default=HERE / ".work")
     args = ap.parse_args()
-    import assistant.qa.answer as answer
     from assistant.service.evaluate import evaluate_questions, load_questions
     import _training  # noqa: F401  (training/ on sys.path: the fits' library)
     from fit_decisions import corpus_settings
 
     print(f"{'sentences':>9} {'file':10} {'facts':>9} {'questions':>9} {'gold cited':>10} {'citations':>9} {'chars':>6}")
     for count in args.counts:
-        answer.AREA_SENTENCES = count
         for name, corpus in FILES.items():
             items = load_questions(HERE / "data" / "area_facts" / name)
-            rows = evaluate_questions(items, corpus_settings(corpus, args.work / "iclr95")).rows
+            settings = corpus_settings(corpus, args.work / "iclr95").replace(area_sentences=count)
+            rows = evaluate_questions(items, settings).rows
             held = [[f.lower() in r["answer"].lower() for f in i["answer_facts"]] for i, r in zip(items, rows)]
             gold = sum(len(set(i["gold"]) & set(r["citations"])) for i, r in zip(items, rows))
             answered = [r for r in rows if r["answerable"]]

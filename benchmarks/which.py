@@ -86,7 +86,7 @@ def main() -> int:
     default = shipped()
     previous = {i["criterion"]: previous_rule(retriever, i["criterion"]) for i in labels}
     result = {"labels": str(args.labels.name), "criteria": len(labels),
-              "shipped": {"ratio": synthesis.WHICH_RATIO, "min_cosine": synthesis.WHICH_MIN_COSINE,
+              "shipped": {"ratio": settings.tuning.which_ratio, "min_cosine": settings.tuning.which_min_cosine,
                           **score(default, labels)},
               "previous": score(previous, labels), "per_criterion": [], "grid": []}
     print(f"{'criterion':58} {'meet':>4} {'borderline':>10} {'listed':>6} {'right':>5} {'before':>6} {'right':>5}")
@@ -99,21 +99,20 @@ def main() -> int:
         result["per_criterion"].append(row)
         print(f"{item['criterion'][:58]:58} {len(gold):4} {len(border):10} {len(now):6} {len(now & gold):5} "
               f"{len(before):6} {len(before & gold):5}")
-    saved = synthesis.WHICH_RATIO, synthesis.WHICH_MIN_COSINE
     grid = []
-    try:
-        for ratio in (0.5, 0.6, 0.7):
-            for cos in (0.25, 0.3, 0.35, 0.41):
-                synthesis.WHICH_RATIO, synthesis.WHICH_MIN_COSINE = ratio, cos
-                grid.append(({"ratio": ratio, "min_cosine": cos}, shipped()))
-    finally:
-        synthesis.WHICH_RATIO, synthesis.WHICH_MIN_COSINE = saved
+    for ratio in (0.5, 0.6, 0.7):
+        for cos in (0.25, 0.3, 0.35, 0.41):
+            swept = settings.replace(which_ratio=ratio, which_min_cosine=cos)
+            grid.append(({"ratio": ratio, "min_cosine": cos}, {
+                i["criterion"]: [f.paper_id for f in synthesis.which(retriever, i["criterion"], swept).papers]
+                for i in labels}))
     result["grid"] = [{**g, **score(listed, labels)} for g, listed in grid]
     result["leave_one_out"] = leave_one_out(grid, labels)
     print("\n(borderline papers are neither right nor wrong; 'listed' excludes them)\n")
     print(f"{'rule':40} {'precision':>9} {'recall':>6} {'F1':>5} {'listed for absent topics':>25}")
     for name, s in (("previous (dense outlier, cosine >= gate)", result["previous"]),
-                    (f"shipped (ratio {saved[0]}, cosine >= {saved[1]})", result["shipped"])):
+                    (f"shipped (ratio {settings.tuning.which_ratio}, cosine >= {settings.tuning.which_min_cosine})",
+                     result["shipped"])):
         print(f"{name:40} {s['precision']:9.3f} {s['recall']:6.3f} {s['f1']:5.3f} {s['listed_for_absent_topics']:25}")
     for g in result["grid"]:
         print(f"{'  ratio %.2f, cosine >= %.2f' % (g['ratio'], g['min_cosine']):40} {g['precision']:9.3f} "

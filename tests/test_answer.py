@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from assistant.qa.answer import TOP_SENTENCES, answer_question, citable, format_sources, parse_citations, retrieve, split_sentences
+from assistant.config import TuningSettings
+from assistant.qa.answer import answer_question, citable, format_sources, parse_citations, retrieve, split_sentences
 from assistant.config import Settings
 from assistant.store.index import Index
 from assistant.prompts import NO_ANSWER_PHRASE
@@ -89,14 +90,15 @@ def test_a_summary_of_a_named_paper_stays_within_four_sentences_from_the_one_int
     """The background the introducing sentence leans on ("To address this, we propose ...") comes with it
     uncounted; from that sentence on a summary quotes three or four (MergOPT's six-sentence abstract, whose
     third sentence introduces it, is then quoted whole)."""
-    from assistant.qa.evidence import CONTRIBUTION_RE, leans_on_previous
+    from assistant.qa.evidence import leans_on_previous
+    from assistant.text.english import CONTRIBUTION_RE
 
     ans = answer_question(retriever, f"What is {name}?")
     quoted = [sentence for sentence, _ in _quoted(ans)]
     start = first = next(i for i, s in enumerate(quoted) if CONTRIBUTION_RE.search(s))
     while start > 0 and leans_on_previous(quoted[start]):  # what the introducing sentence leans on
         start -= 1
-    assert len(ans.citations) == 1 and 3 <= len(quoted) - (first - start) <= TOP_SENTENCES
+    assert len(ans.citations) == 1 and 3 <= len(quoted) - (first - start) <= TuningSettings().top_sentences
 
 
 def test_a_summary_whose_introducing_sentence_leans_on_background_still_says_how_it_works(retriever):
@@ -329,11 +331,10 @@ def test_an_answer_names_each_paper_by_its_own_title_then_quotes_it(titled):
 def test_an_area_answer_quotes_what_each_paper_contributes_and_how(retriever):
     """Two sentences from each paper of an area: the contribution, then the next one in the abstract (how it
     works), where the helpers' facts for area questions mostly are."""
-    from assistant.qa.answer import AREA_SENTENCES
-    from assistant.qa.evidence import CONTRIBUTION_RE
+    from assistant.text.english import CONTRIBUTION_RE
 
     ans = answer_question(retriever, "Which papers study federated learning?")
-    assert ans.intent == "area" and len(ans.citations) >= 3 and AREA_SENTENCES == 2
+    assert ans.intent == "area" and len(ans.citations) >= 3 and TuningSettings().area_sentences == 2
     quoted = _quoted(ans)
     for c in ans.citations:
         own = [sentence for sentence, n in quoted if n == c.n]

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from assistant.qa.evidence import CONTRIBUTION_RE
+from assistant.text.english import CONTRIBUTION_RE
 from assistant.chat.conversation import CHAT_ONLY, Conversation, references, without_references
 from assistant.config import Settings
 from assistant.errors import InputError

@@ -265,8 +265,10 @@ def test_doctor_table_says_what_unset_settings_mean(mini_index):
     assert res.exit_code == 0, res.output
     rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in res.stdout.splitlines()
             if line.count("│") >= 3}
-    assert rows["search.min_relevance"].startswith("hand-set (0.41") and rows["llm.api_key"] == "unset"
-    assert json.loads(run("doctor", "--json", "--index-dir", str(mini_index)).stdout)["config"]["search"]["min_relevance"] is None
+    assert rows["search.min_relevance"] == "hand-set (tuning.relevance_gate 0.41)" and rows["llm.api_key"] == "unset"
+    assert "TuningSettings" in rows["tuning"]  # where the hand-set numbers and their sources are, not each one
+    config = json.loads(run("doctor", "--json", "--index-dir", str(mini_index)).stdout)["config"]
+    assert config["search"]["min_relevance"] is None and config["tuning"]["relevance_gate"] == 0.41
 
 
 def test_ask_save_writes_markdown_bibtex_and_json(bundled_index_dir, tmp_path):

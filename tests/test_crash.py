@@ -143,18 +143,18 @@ def _setup(op: str, tmp: Path, template: Path) -> tuple[Path, list]:
     from assistant.text.corpus import load_papers
 
     if op == "repair":  # small HNSW batches, so that 20 chunks reach the segment files on disk (see above)
-        real = index_mod.Index._open_collections
+        real = index_mod.Index.open_collections
 
         def small_segments(self):
             meta = {"hnsw:space": "cosine", "hnsw:batch_size": 10, "hnsw:sync_threshold": 10}
             self.chunks = self.client.get_or_create_collection(index_mod.CHUNKS, metadata=meta, embedding_function=None)
             self.papers = self.client.get_or_create_collection(index_mod.PAPERS, metadata=meta, embedding_function=None)
 
-        index_mod.Index._open_collections = small_segments
+        index_mod.Index.open_collections = small_segments
         try:
             ingest(load_papers([mine])[0], Settings(index_dir=idx), sources=[str(mine.resolve())])
         finally:
-            index_mod.Index._open_collections = real
+            index_mod.Index.open_collections = real
         fresh()
         _lose_vectors(idx)
         return idx, ["doctor", "--repair"]

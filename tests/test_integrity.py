@@ -253,7 +253,7 @@ def test_lost_vector_segments_are_damage_not_an_ingest_and_repair_re_embeds(tmp_
 
     idx = tmp_path / "idx"
     with monkeypatch.context() as m:
-        m.setattr(index_mod.Index, "_open_collections", small_segments)
+        m.setattr(index_mod.Index, "open_collections", small_segments)
         assert run("ingest", FIXTURES / "mini.txt", "--index-dir", idx).exit_code == 0
     for segment in (idx / "chroma").iterdir():
         if segment.is_dir():

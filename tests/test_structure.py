@@ -165,3 +165,78 @@ def test_every_name_of_the_public_api_resolves():
 
 def test_the_readme_stays_a_manual_of_at_most_15_kb():
     assert len((PACKAGE.parent / "README.md").read_bytes()) <= 15_000
+
+
+#: Private names of other libraries the package must reach, each with why.
+FOREIGN_PRIVATE = {("endpoint", "_network_backend"): "httpcore's connection pool: the only hook for its network "
+                                                      "backend (a reply's size and speed are bounded there)"}
+
+
+def test_no_private_name_is_used_outside_its_module():
+    """A name with a leading underscore is its module's own: no other module imports it or reaches it on an object
+    (``index._heartbeat``); a class reaches its own through ``self``, ``cls``, ``super()`` or its name."""
+    used = []
+    for module, path in _modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        own_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                used += [f"{module}: from {node.module} import {a.name}" for a in node.names
+                         if a.name.startswith("_") and not a.name.startswith("__")]
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                base = node.value
+                if isinstance(base, ast.Name) and base.id in {"self", "cls"} | own_classes:
+                    continue
+                if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "super":
+                    continue
+                if (module, node.attr) not in FOREIGN_PRIVATE:
+                    used.append(f"{module}:{node.lineno}: {ast.unparse(node)}")
+    assert not used, f"private names used outside their module: {used}"
+
+
+#: Module-level numbers of the deciding stages that are not hand-set knobs, each with why.
+NOT_KNOBS = {("search.background", "VOCABULARY_SHARE"): "chosen leave one file out with the fitted models "
+                                                        "(docs/decisions.md), refitted with them",
+             ("qa.llm", "PRICES"): "published prices, not a decision"}
+
+
+def test_hand_set_numbers_live_in_one_settings_group_each_with_its_source():
+    """The decision stages (search, qa, chat) keep no fractional number of their own at module level: hand-set
+    ones are fields of TuningSettings, whose descriptions say where each came from (hand-set, a benchmark or
+    a page of the docs)."""
+    from assistant.config import Settings, TuningSettings
+
+    stray = []
+    for module, path in _modules().items():
+        if module.split(".")[0] not in ("search", "qa", "chat"):
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and any(isinstance(v, ast.Constant) and isinstance(v.value, float)
+                                                    for v in ast.walk(node.value)):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                stray += [f"{module}.{n}" for n in names if (module, n) not in NOT_KNOBS]
+    assert not stray, f"hand-set numbers outside TuningSettings: {stray}"
+    unsourced = [name for name, field in TuningSettings.model_fields.items()
+                 if not any(s in (field.description or "") for s in ("Hand-set", "benchmarks/", "docs/"))]
+    assert not unsourced, f"knobs that do not say where they came from: {unsourced}"
+    assert Settings().tuning == TuningSettings() and Settings(which_ratio=0.7).tuning.which_ratio == 0.7
+
+
+def test_english_word_lists_live_in_one_module():
+    """The English the package reads by rule (word lists, phrasing patterns) is in text/english.py: no other module
+    writes an alternation of three or more words in a pattern, or a collection of six or more lower-case words
+    (LaTeX commands are not English: patterns of escaped macros are left out)."""
+    alternation = re.compile(r"(?<![\\\w])[a-z]{2,}(?:\|[a-z]{2,}){2,}")
+    found = []
+    for module, path in _modules().items():
+        if module == "text.english":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and alternation.search(node.value) \
+                    and "\\\\(" not in node.value:
+                found.append(f"{module}:{node.lineno}: {node.value[:60]}")
+            elif isinstance(node, (ast.Set, ast.Tuple, ast.List)) and len(node.elts) >= 6 and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.isalpha() and e.value.islower()
+                    for e in node.elts):
+                found.append(f"{module}:{node.lineno}: {[e.value for e in node.elts][:6]}")
+    assert not found, f"English word lists outside text/english.py: {found}"

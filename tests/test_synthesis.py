@@ -38,8 +38,7 @@ def test_which_evidence_past_the_embedded_ones_is_still_a_matching_sentence(bund
     from assistant.qa import synthesis
     from assistant.service.api import retriever
 
-    monkeypatch.setattr(synthesis, "WHICH_EMBEDDED_EVIDENCE", 1)
-    r = retriever(bundled_settings)
+    r = retriever(bundled_settings.replace(which_embedded_evidence=1))
     result = synthesis.which(r, "papers that study federated learning")
     papers = r.index.all_papers()
     assert FL <= {f.paper_id for f in result.papers}
@@ -75,7 +74,7 @@ def test_summarize_quotes_what_each_paper_contributes_not_the_area_background(bu
     """A summary line per paper says what the paper does ("we propose ..."), not an opening sentence
     restating the area ("Diffusion models have emerged as ..."), which matches a short area query best."""
     from assistant.qa.answer import split_sentences
-    from assistant.qa.evidence import CONTRIBUTION_RE
+    from assistant.text.english import CONTRIBUTION_RE
     from assistant.service.api import retriever
     from assistant.qa.synthesis import summarize
 

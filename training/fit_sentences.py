@@ -96,7 +96,7 @@ def corpus_of(path: Path) -> str:
 
 
 def hand_score(cos: np.ndarray, shares: np.ndarray, sentences: list[str], gist: bool) -> np.ndarray:
-    from assistant.qa.evidence import CONTRIBUTION_RE
+    from assistant.text.english import CONTRIBUTION_RE
 
     bonus = np.array([bool(CONTRIBUTION_RE.search(s)) for s in sentences], dtype=float) if gist else 0.0
     return cos + HAND_SET["term_share"] * shares + HAND_SET["gist"] * bonus

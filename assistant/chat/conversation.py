@@ -22,45 +22,15 @@ from assistant.qa.answer import Answer, answer_question
 from assistant.config import Settings
 from assistant.errors import InputError
 from assistant.search.retrieve import Retriever
+from assistant.text.english import (
+    COUNT_WORDS, FILLER_STEMS, GIST_STEMS, NUMBERED_SOURCE, ORDINALS, ORDINAL_SOURCE, ORDINAL_WORDS, RUN_OF_SOURCES)
 
-_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
-             "fifth": 5, "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8,
-             "ninth": 9, "9th": 9, "tenth": 10, "10th": 10, "last": -1}
-_ORD = "|".join(sorted(_ORDINALS, key=len, reverse=True))
-_NOUN = r"(?:ones?|papers?|sources?|results?|works?|stud(?:y|ies)|articles?|references?|citations?|hits?)"
-_JOIN = r"\s*(?:,|&|\band\b|\bor\b|\bvs\.?|\bversus\b)\s*"
 #: "[2]", "[1, 3]": the answer's own citation markers.
 _BRACKET = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
-#: "paper 2", "source #3", "papers 1 and 3".
-_NUMBERED = re.compile(rf"\b(?:papers?|sources?|results?|refs?|references?|citations?)\s*#?\s*(\d{{1,2}}(?:{_JOIN}#?\s*\d{{1,2}})*)\b",
-                       re.I)
-#: "the second one", "the first and third papers", "the last one". A bare ordinal ("the second") counts only
-#: before punctuation or a verb, so "the first step" is not a reference.
-_ORDINAL = re.compile(
-    rf"\bthe\s+((?:{_ORD})(?:{_JOIN}(?:the\s+)?(?:{_ORD}))*)\b"
-    rf"(?:\s+{_NOUN}\b|(?=\s*(?:[?.,!;:)]|$|(?:say|says|said|do|does|did|use|uses|propose|proposes|claim|claims|"
-    r"report|reports|show|shows|find|finds|mean|means|handle|handles|achieve|achieves|address|addresses|"
-    r"measure|measures|evaluate|evaluates|need|needs|work|works|compare|about|on|in|with)\b)))", re.I)
 
 
 #: The reply to a line with nothing to search for ("thanks!", "hi").
 CHAT_ONLY = "Ask me about the papers, e.g. \"what work exists on federated learning?\" or \"how does it work?\"."
-
-
-#: Stemmed words that say what to do with the papers, not what about them ("compare [1] and [2]").
-_FILLER = {"tell", "me", "more", "about", "what", "how", "doe", "do", "is", "are", "the", "a", "an", "and", "or",
-           "compar", "explain", "describ", "summar", "summari", "it", "them", "they", "thi", "that", "these",
-           "those", "one", "on", "of", "in", "with", "pleas", "detail", "can", "you", "say", "said", "between",
-           "differ", "contrast", "versu", "vs", "show", "give", "to"}
-
-
-#: Stemmed words that ask what the papers are: "compare [1] and [2]", "describe the second one".
-_GIST = {"compar", "explain", "describ", "summar", "summari", "tell", "differ", "contrast", "versu", "vs"}
-
-
-_COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5, "2": 2, "3": 3, "4": 4, "5": 5}
-#: "the first two", "the top 3 papers", "the last two": a run of the Sources list.
-_RUN = re.compile(rf"\b(?:the\s+)?(first|top|last)\s+({'|'.join(_COUNTS)})\b(?:\s+{_NOUN}\b)?", re.I)
 
 
 def references(question: str) -> tuple[list[int], list[int]]:
@@ -68,13 +38,13 @@ def references(question: str) -> tuple[list[int], list[int]]:
     "paper 2"; positions in its Sources list, e.g. "the second one" -> 2, "the last one" -> -1, "the first two"
     -> 1, 2, "the last two" -> -2, -1)."""
     numbers: list[int] = []
-    for rx in (_BRACKET, _NUMBERED):
+    for rx in (_BRACKET, NUMBERED_SOURCE):
         for m in rx.finditer(question):
             numbers += [int(n) for n in re.findall(r"\d+", m.group(1))]
-    positions = [_ORDINALS[w.lower()] for m in _ORDINAL.finditer(question)
-                 for w in re.findall(_ORD, m.group(1), re.I)]
-    for m in _RUN.finditer(question):
-        count = _COUNTS[m.group(2).lower()]
+    positions = [ORDINALS[w.lower()] for m in ORDINAL_SOURCE.finditer(question)
+                 for w in re.findall(ORDINAL_WORDS, m.group(1), re.I)]
+    for m in RUN_OF_SOURCES.finditer(question):
+        count = COUNT_WORDS[m.group(2).lower()]
         positions += list(range(-count, 0)) if m.group(1).lower() == "last" else list(range(1, count + 1))
     return list(dict.fromkeys(numbers)), list(dict.fromkeys(positions))
 
@@ -82,7 +52,7 @@ def references(question: str) -> tuple[list[int], list[int]]:
 def without_references(question: str) -> str:
     """The question with its references to earlier sources taken out (what the papers are asked)."""
     text = question
-    for rx in (_BRACKET, _NUMBERED, _ORDINAL, _RUN):
+    for rx in (_BRACKET, NUMBERED_SOURCE, ORDINAL_SOURCE, RUN_OF_SOURCES):
         text = rx.sub(" ", text)
     return re.sub(r"\s+", " ", re.sub(r"\s+([?.,!;:])", r"\1", text)).strip()
 
@@ -310,7 +280,7 @@ class Conversation:
         if top is None or self._answerable(question):
             return False
         # "what's the core idea behind the alignment?": what any paper has ("core idea") says nothing of which
-        return _holds(self.retriever, top, question, min_share=CONTINUES_SHARE)
+        return _holds(self.retriever, top, question, min_share=self.settings.tuning.continues_share)
 
     def _condense(self, question: str) -> str:
         from assistant.qa.llm import chat
@@ -382,8 +352,8 @@ class Conversation:
             held = terms(asked)
             # nothing asked but to compare or describe them ("compare the first and second"): their gist;
             # nothing at all ("and the last one?"): what the last question asked of another paper
-            gist = not held - _FILLER and bool(held & _GIST)
-            if not held - _FILLER and not gist:
+            gist = not held - FILLER_STEMS and bool(held & GIST_STEMS)
+            if not held - FILLER_STEMS and not gist:
                 asked = self.last.question
             if self.kind(question) == "more":  # what the conversation has not quoted yet
                 skip = frozenset(s for t in self.turns
@@ -407,7 +377,8 @@ class Conversation:
             p = papers.get(pid)
             if p is not None and (self.retriever.allowed is None or pid in self.retriever.allowed):
                 sents, vecs = self.retriever.sentence_vectors(pid, p.abstract)
-                out[pid] = float(relevance(sents, vecs, qvec, topical(asked), weights).max()) if len(sents) else 0.0
+                out[pid] = float(relevance(sents, vecs, qvec, topical(asked), weights,
+                                               self.settings.tuning.term_share).max()) if len(sents) else 0.0
         return out
 
     def _ask_among(self, question: str, among: list[tuple[str, str]],
@@ -415,21 +386,21 @@ class Conversation:
         """Answer a choice among the previous answer's papers from those papers, chosen by meaning: each paper's
         sentence closest to what is asked ("which of them handles fairness?": RESFL's "uncertainty-guided
         fairness-aware aggregation", not a paper sharing only the framing words). The paper whose best sentence
-        stands out by AMONG_MARGIN is the answer; papers within it answer together; none close enough
-        (AMONG_MIN_COSINE): "none of them". None when the user names a paper none of them is ("the one with
+        stands out by tuning.among_margin is the answer; papers within it answer together; none close enough
+        (tuning.among_min_cosine): "none of them". None when the user names a paper none of them is ("the one with
         MergOPT"): asked of the corpus."""
         asked = _asked_of_them(self.retriever.within(pid for pid, _ in among).mend(question)) or self.last.question
         best = self._closest_sentences(asked, [pid for pid, _ in among])
         if not best:
             return None
-        top = max(best.values())
-        if top < AMONG_MIN_COSINE:
+        top, tuning = max(best.values()), self.settings.tuning
+        if top < tuning.among_min_cosine:
             if set(self.retriever.named(question)) - set(best):
                 return None  # "the one with MergOPT": none of them is; the corpus has it
             answer = Answer(question=question, text=f"None of the {len(among)} papers cited earlier addresses this.",
                             mode="llm" if self.settings.llm_enabled else "extractive", answerable=False)
             return answer
-        chosen = [pid for pid, _ in among if best.get(pid, -1.0) >= top - AMONG_MARGIN]
+        chosen = [pid for pid, _ in among if best.get(pid, -1.0) >= top - tuning.among_margin]
         if self.settings.llm_enabled:
             # an LLM reads every abstract and chooses by meaning, which the cosine cannot always do ("which of
             # them proposes a defense?": MiniLM prefers the attack paper that mentions defenses); it cites
@@ -442,15 +413,6 @@ class Conversation:
                                  retrieval_query=asked, k=len(chosen), pinned=chosen)
         answer.question = question
         return answer
-
-
-#: A choice among earlier papers: none of them is close enough below this best-sentence relevance (as
-#: evidence.pick scores a sentence: cosine + a share for the question's terms); those within AMONG_MARGIN of the
-#: best one answer together.
-AMONG_MIN_COSINE = 0.35
-AMONG_MARGIN = 0.05
-#: A question with no "it" is about the previous top paper when that paper holds this share of its topical terms.
-CONTINUES_SHARE = 0.65
 
 
 def _cited(answer: Answer) -> list:
@@ -467,7 +429,7 @@ def _holds(retriever: Retriever, paper_id: str, question: str, min_share: float)
     papers = retriever.papers()
     p = papers.get(paper_id)
     common = max(3, len(papers) // 5)
-    topical = {t for t in terms(question) - _FILLER if retriever.doc_freq(t) <= common}
+    topical = {t for t in terms(question) - FILLER_STEMS if retriever.doc_freq(t) <= common}
     if p is None or not topical:
         return False
     weights = retriever.term_weights()
@@ -487,7 +449,7 @@ def _asked_of_them(question: str) -> str:
 
 
 def _ordinal_word(pos: int) -> str:
-    return next(w for w, p in _ORDINALS.items() if p == pos and w.isalpha())
+    return next(w for w, p in ORDINALS.items() if p == pos and w.isalpha())
 
 
 def _source_list(answer: Answer) -> str:

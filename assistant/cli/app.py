@@ -412,13 +412,14 @@ def doctor(index_dir: IndexDir = None, as_json: JsonFlag = False,
     else:
         from rich.table import Table
 
-        from assistant.service.api import default_gate
-
         cfg = Table(title="configuration", show_header=False)
         for group, values in report["config"].items():
+            if group == "tuning":  # not settable from the environment: where they live, not each of them
+                cfg.add_row(group, f"{len(values)} hand-set numbers: TuningSettings (config.py)")
+                continue
             for key, value in (values.items() if isinstance(values, dict) else [("", values)]):
                 if key == "min_relevance" and value is None:
-                    text = f"hand-set ({default_gate()}, docs/log/research-log.md)"
+                    text = f"hand-set (tuning.relevance_gate {report['config']['tuning']['relevance_gate']})"
                 else:
                     text = "[dim]unset[/]" if value is None else escape(str(value))
                 cfg.add_row(f"{group}.{key}" if key else group, text)

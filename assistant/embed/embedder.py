@@ -48,6 +48,13 @@ def load_tokenizer():
 
 
 @lru_cache(maxsize=1)
+def vocabulary_words() -> frozenset[str]:
+    """Whole words of the embedder's WordPiece vocabulary (~22k): an English word list that ships with the package
+    (a typo is mended only into a word of the corpus, never out of one of these; a capitalised one is no name)."""
+    return frozenset(w for w in load_tokenizer().get_vocab() if w.isalpha())
+
+
+@lru_cache(maxsize=1)
 def _raw_tokenizer():
     """Same tokenizer without truncation, for counting tokens while chunking."""
     from tokenizers import Tokenizer

@@ -20,19 +20,13 @@ from assistant.config import Settings
 from assistant.prompts import NO_ANSWER_PHRASE, UNSURE_CAUTION, render, system_prompt
 from assistant.search.decide import terms, unsure_below
 from assistant.search.retrieve import Hit, Retrieval, Retriever
+from assistant.text.english import ASKS_FOR_LINK
 from assistant.text.safetext import inert_citations
 from assistant.text.sentences import split_sentences
 
 CITATION_RE = re.compile(r"\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]")
 INCOMPLETE_MARK = "[answer incomplete: the LLM stream stopped early]"
 LENGTH_MARK = "[answer cut at {n} tokens: raise ASSISTANT_MAX_TOKENS for longer answers]"
-#: How many papers a question's decisions read: an area answer lists up to this many.
-POOL = 20
-#: Sentences quoted from the paper a question is about, from each other paper cited, and from each paper of an
-#: area (what it contributes and how: docs/log/research-log.md, 2026-12-03).
-TOP_SENTENCES, OTHER_SENTENCES, AREA_SENTENCES = 4, 1, 2
-#: Papers an answer about one paper cites besides it, when they are relevant too.
-MAX_OTHERS = 2
 
 
 @dataclass
@@ -123,7 +117,7 @@ def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     mended = retriever.mend(question)
     qvec = retriever.embed_query(mended)
     area = decide.area_probability(mended, qvec) >= decide.models()["intent"].threshold
-    found = retriever.search(mended, k=max(k, POOL), rerank=not area)
+    found = retriever.search(mended, k=max(k, retriever.settings.tuning.pool), rerank=not area)
     named = [pid for pid in retriever.named(mended) if pid not in _outside(retriever)]
     top3 = [h.paper_id for h in found.hits[:3]]
     if named and not all(pid in [h.paper_id for h in found.hits] for pid in named):
@@ -212,9 +206,9 @@ def no_answer(question: str, mode: str, retrieval: Retrieval) -> Answer:
                   sources=[], related=retrieval.hits[:3], retrieval_query=retrieval.query)
 
 
-def citable(retrieval: Retrieval, one_paper: bool = False) -> list[Hit]:
+def citable(retrieval: Retrieval, one_paper: bool = False, max_others: int = 2) -> list[Hit]:
     """The hits an answer may cite: those the relevance model passes (the top one always, as the question is
-    answerable), at most MAX_OTHERS besides a question's one paper; every named paper."""
+    answerable), at most ``max_others`` (tuning.max_others) besides a question's one paper; every named paper."""
     from assistant.search.decide import models
 
     cut = models()["relevant"].threshold
@@ -229,7 +223,7 @@ def citable(retrieval: Retrieval, one_paper: bool = False) -> list[Hit]:
         return hits[:1]
     if retrieval.intent == "area":
         return hits[:1] + passing
-    return hits[:1] + passing[:MAX_OTHERS]
+    return hits[:1] + passing[:max_others]
 
 
 def answer_question(retriever: Retriever, question: str, settings: Settings | None = None,
@@ -263,7 +257,7 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
     if not retrieval.answerable or not retrieval.hits:
         answer = no_answer(typed, mode, retrieval)
     else:
-        sources = citable(retrieval, one_paper=one_paper)
+        sources = citable(retrieval, one_paper=one_paper, max_others=settings.tuning.max_others)
         sent = dc_replace(retrieval, hits=[dc_replace(h, rank=n) for n, h in enumerate(sources, 1)])
         # what each paper contributes, when that is what is asked: an area's papers, a named paper asked nothing else
         # (a follow-up on one paper asks its own question, whatever the earlier turn it is retrieved with asked)
@@ -406,9 +400,6 @@ def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settin
 
 
 #: A cited sentence counts as supported when its best-matching sentence in a cited abstract has
-#: cosine >= SUPPORT_COSINE, or covers >= SUPPORT_OVERLAP of its content terms.
-SUPPORT_COSINE = 0.6
-SUPPORT_OVERLAP = 0.5
 
 
 def support_marks(retriever: Retriever, text: str, hits: list[Hit], abstracts: dict[str, str]) -> list[dict]:
@@ -429,13 +420,14 @@ def support_marks(retriever: Retriever, text: str, hits: list[Hit], abstracts: d
     flat = [(n, s) for n, ss in source_sents.items() for s in ss]
     vecs = embed_array(retriever.embedder, [c for _, c, _ in claims] + [s for _, s in flat])
     cvecs, svecs = vecs[:len(claims)], vecs[len(claims):]
+    tuning = retriever.settings.tuning
     out = []
     for i, (sentence, claim, nums) in enumerate(claims):
         rows = [j for j, (n, _) in enumerate(flat) if n in nums]
         cos = float((svecs[rows] @ cvecs[i]).max()) if rows else 0.0
         held = terms(claim)
         overlap = max((len(held & terms(flat[j][1])) / max(len(held), 1) for j in rows), default=0.0)
-        supported = cos >= SUPPORT_COSINE or overlap >= SUPPORT_OVERLAP
+        supported = cos >= tuning.support_cosine or overlap >= tuning.support_overlap
         out.append({"sentence": sentence, "citations": nums, "supported": supported,
                     "cosine": round(cos, 3), "overlap": round(overlap, 3)})
     return out
@@ -447,25 +439,26 @@ def extractive_answer(retriever: Retriever, question: str, retrieval: Retrieval,
                       skip: frozenset[str] = frozenset()) -> Answer:
     """Verbatim abstract sentences that answer the question (:func:`.evidence.pick`), each cited, the first of each
     paper after the paper's own title; ``retrieval``'s hits are the papers to cite, the first one the paper the
-    question is about (up to TOP_SENTENCES from it, and from each paper the question names; OTHER_SENTENCES from the
-    others; AREA_SENTENCES from each paper of an area)."""
+    question is about (up to tuning.top_sentences from it, and from each paper the question names;
+    tuning.other_sentences from the others; tuning.area_sentences from each paper of an area)."""
     from assistant.qa.evidence import pick
 
     hits = retrieval.hits
+    tuning = retriever.settings.tuning
     papers = retriever.papers()
     qvec = retrieval.query_vector if retrieval.query_vector is not None and retrieval.query == question \
         else retriever.embed_query(question)
     weights = retriever.term_weights()
     qterms = terms(question)
-    wants_link = bool(re.search(r"\b(?:code|github|repo(?:sitory)?|url|link)\b", question, re.I))
+    wants_link = bool(ASKS_FOR_LINK.search(question))
     lines: list[str] = []
     snippets: dict[int, str] = {}
     several = len(hits) > 1 and retrieval.intent == "area"
     for n, h in enumerate(hits, 1):
         paper = papers.get(h.paper_id)
         sents, svecs = retriever.sentence_vectors(h.paper_id, paper.abstract if paper else h.snippet)
-        count = AREA_SENTENCES if several else OTHER_SENTENCES if n > 1 and h.paper_id not in retrieval.named \
-            else TOP_SENTENCES
+        count = tuning.area_sentences if several else tuning.other_sentences \
+            if n > 1 and h.paper_id not in retrieval.named else tuning.top_sentences
         chosen = pick(sents, svecs, qvec, qterms, weights, count, gist=gist, skip=skip, wants_link=wants_link)
         # a paper is named by its title where it has one of its own (a derived one is its opening words again)
         name = f"{inert_citations(' '.join(paper.title.split()))} — " if paper and not paper.title_derived else ""

@@ -19,30 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from assistant.text.english import BY_THE_AUTHORS, CONTRIBUTION_RE, INTRODUCES, LEANS_ON_PREVIOUS, LINK
 
-_BY_THE_PAPER = r"\b(?:we|this paper|this work)\s+(?:\w+\s+){0,2}?"
-_INTRODUCING = "propose|introduce|present|develop"
-#: A sentence that states what its paper contributes ("we propose ...", "this paper introduces ...").
-CONTRIBUTION_RE = re.compile(_BY_THE_PAPER + "(?:" + _INTRODUCING + "|show|demonstrate|find|study|investigate|"
-                             r"analy[sz]e|establish|derive|prove)", re.I)
-#: A sentence that leans on the one before it ("This ...", "Finally, ...", "To address these, ..."): quoted only
-#: with that one.
-_LEANS = re.compile(r"^\W*(?:this|these|those|such|it|its|they|their|there|finally|moreover|furthermore|"
-                    r"additionally|in addition|however|also|thus|hence|therefore|then|second(?:ly)?|third(?:ly)?|"
-                    r"lastly|besides|to (?:address|tackle|overcome|this end)|building on|based on (?:this|these))\b",
-                    re.I)
-#: A sentence whose subject is the paper or its authors ("We address this challenge with LogitProd, ..."): where a
-#: summary starts when no sentence says what the paper contributes in CONTRIBUTION_RE's words (201 of 1,595 abstracts
-#: of the bundled corpus and the arXiv training slices).
-_BY_THE_AUTHORS = re.compile(r"\b(?:we|this paper|this work)\s+\w", re.I)
-#: A contribution sentence that introduces what the paper is (not what it finds): where a summary starts.
-_INTRODUCES = re.compile(_BY_THE_PAPER + "(?:" + _INTRODUCING + ")", re.I)
-#: Where the code or data is: quoted only when the question asks for a link.
-_LINK = re.compile(r"https?://|github\.com|\\url\{", re.I)
 
-#: How "which of them ...?" in chat scores a cited paper's sentence for the property asked (conversation.py):
-#: cosine to it + TERM_SHARE x the share of its terms the sentence holds.
-TERM_SHARE = 0.5
 MODEL_FILE = Path(__file__).resolve().parents[1] / "data" / "sentences.json"
 #: What the sentence model reads of each sentence (:func:`sentence_features`).
 FEATURES = ("cosine", "term_share", "cosine_below_best", "share_below_best", "contribution", "digit", "position",
@@ -95,7 +74,7 @@ class Quote:
 
 
 def leans_on_previous(sentence: str) -> bool:
-    return bool(_LEANS.match(sentence))
+    return bool(LEANS_ON_PREVIOUS.match(sentence))
 
 
 def term_shares(sentences: list[str], qterms: set[str], weights: dict[str, float]) -> np.ndarray:
@@ -109,10 +88,10 @@ def term_shares(sentences: list[str], qterms: set[str], weights: dict[str, float
 
 
 def relevance(sentences: list[str], vecs: np.ndarray, qvec: np.ndarray, qterms: set[str],
-              weights: dict[str, float]) -> np.ndarray:
-    """Each sentence's cosine to ``qvec`` + TERM_SHARE x the share of ``qterms`` it holds (chat's choice among
-    cited papers)."""
-    return vecs @ qvec + TERM_SHARE * term_shares(sentences, qterms, weights)
+              weights: dict[str, float], term_share: float) -> np.ndarray:
+    """Each sentence's cosine to ``qvec`` + ``term_share`` (tuning.term_share) x the share of ``qterms`` it holds
+    (chat's choice among cited papers)."""
+    return vecs @ qvec + term_share * term_shares(sentences, qterms, weights)
 
 
 def sentence_features(sentences: list[str], cos: np.ndarray, shares: np.ndarray) -> np.ndarray:
@@ -153,13 +132,13 @@ def choose(sentences: list[str], vecs: np.ndarray, score: np.ndarray, count: int
     score at least ``keep`` x the best. What a paper is (``gist``) is a summary: it starts from the paper's first
     sentence saying what it contributes ("We introduce Qronos, ..."), leaves out the background before the one
     introducing it, and takes ``count`` sentences when it has them."""
-    allowed = [i for i, s in enumerate(sentences) if s not in skip and (wants_link or not _LINK.search(s))]
+    allowed = [i for i, s in enumerate(sentences) if s not in skip and (wants_link or not LINK.search(s))]
     if not allowed:
         allowed = list(range(len(sentences)))
     contributions = [i for i in allowed if CONTRIBUTION_RE.search(sentences[i])] if gist else []
-    introducing = [i for i in contributions if _INTRODUCES.search(sentences[i])]
+    introducing = [i for i in contributions if INTRODUCES.search(sentences[i])]
     if gist and not contributions:  # else a summary would open on the background ("LLMs have shown ...")
-        contributions = introducing = [i for i in allowed if _BY_THE_AUTHORS.search(sentences[i])]
+        contributions = introducing = [i for i in allowed if BY_THE_AUTHORS.search(sentences[i])]
     if introducing:
         allowed = [i for i in allowed if i >= introducing[0]]
     out: set[int] = set()

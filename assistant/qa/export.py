@@ -17,6 +17,7 @@ from assistant.text.corpus import Paper
 from assistant.errors import InputError
 from assistant.prompts import UNSURE_NOTE
 from assistant.text.safetext import for_terminal, json_for_terminal
+from assistant.text.english import VENUE_SIGN
 
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".bib": "bibtex", ".json": "json"}
 
@@ -112,12 +113,6 @@ def paper_year(paper: Paper) -> str | None:
     return None
 
 
-#: What makes a short line a venue rather than any heading: a year, an acronym or CamelCase name (ICLR,
-#: NeurIPS, arXiv), or a word venues are named with.
-_VENUE_SIGN = re.compile(r"\b(?:19|20)\d{2}\b|[A-Z]{2,}|[a-z][A-Z]|\b(?:Proceedings|Conference|Workshop|Journal|"
-                         r"Transactions|Symposium|Letters|Review)\b")
-
-
 def _latin(ch: str) -> bool:
     import unicodedata
 
@@ -135,7 +130,7 @@ def venue(header: str) -> str | None:
         return (0 < len(words) <= 12 and len(text) <= 100 and all(_latin(c) for c in text)
                 and not re.search(r"[.!?;:]$|[.!?]\s", text) and bool(re.match(r"[A-Z]|[a-z]+[A-Z]", words[0]))
                 and sum(1 for w in words if w[:1].islower()) <= len(words) // 2
-                and bool(_VENUE_SIGN.search(text)))
+                and bool(VENUE_SIGN.search(text)))
 
     if reads_as_venue(header):
         return header

@@ -25,8 +25,6 @@ from assistant.search.retrieve import Retriever
 PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
            "#9c755f", "#bab0ac", "#1f9e89", "#8c6bb1"]
 MAX_THEMES = len(PALETTE)
-#: A retrieved paper is highlighted when its fused score is at least this share of the top score.
-RELATIVE_CUT = 0.5
 METHODS = ("tsne", "pca")
 LAYOUT_VERSION = 4
 
@@ -94,9 +92,10 @@ def project(vecs: np.ndarray, method: str = "tsne") -> np.ndarray:
                 learning_rate="auto").fit_transform(vecs)
 
 
-def theme_count(n: int) -> int:
-    """As in ``summarize`` (sqrt(n / 1.5)), capped so every theme keeps a distinct colour and a readable label."""
-    return max(1, min(MAX_THEMES, n, round(math.sqrt(n / 1.5))))
+def theme_count(n: int, per: float) -> int:
+    """As in ``summarize`` (sqrt(n / ``per``): tuning.themes_per), capped so every theme keeps a distinct colour and a
+    readable label."""
+    return max(1, min(MAX_THEMES, n, round(math.sqrt(n / per))))
 
 
 def _layout(retriever: Retriever, method: str) -> tuple[dict, bool]:
@@ -117,7 +116,7 @@ def _layout(retriever: Retriever, method: str) -> tuple[dict, bool]:
     ids = list(got["ids"])
     vecs = np.asarray(got["embeddings"], dtype=np.float32).reshape(len(ids), -1)
     xy = project(vecs, method)
-    groups = cluster(vecs, theme_count(len(ids)))
+    groups = cluster(vecs, theme_count(len(ids), retriever.settings.tuning.themes_per))
     papers = index.all_papers()
     weights = index.term_weights()
     # biggest themes choose their words first; later ones may not reuse them, so labels stay distinct
@@ -165,7 +164,8 @@ def build_map(retriever: Retriever, query: str | None = None, method: str = "tsn
         answerable = retrieval.answerable
         if answerable and retrieval.hits:
             top = retrieval.hits[0].score
-            chosen = [h for h in retrieval.hits if h.score >= RELATIVE_CUT * top and h.dense >= retriever.threshold()]
+            cut = retriever.settings.tuning.area_relative_cut * top
+            chosen = [h for h in retrieval.hits if h.score >= cut and h.dense >= retriever.threshold()]
             marks = {h.paper_id: n for n, h in enumerate(chosen, 1)}
     xy = np.asarray(data["xy"], dtype=float).reshape(-1, 2)
     points = []

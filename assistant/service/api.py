@@ -17,7 +17,7 @@ from assistant.store.opening import open_index
 __all__ = [
     "ingest_paths", "retriever", "search", "ask", "conversation", "chat_store", "list_papers", "get_paper", "Library",
     "remove_papers", "doctor", "which", "summarize", "corpus_map", "check_save_target", "save_answers",
-    "storage_error", "default_gate", "scrubbed",
+    "storage_error", "scrubbed",
     # for showing corpus and model text: LaTeX made readable, made inert for a terminal, cut at a word
     "EXTRACTIVE_LABEL", "UNSURE_NOTE", "readable", "for_terminal", "json_for_terminal", "clip",
 ]
@@ -181,13 +181,6 @@ def scrubbed(text: str, settings: Settings) -> str:
     from assistant.endpoint import scrub
 
     return scrub(text, settings, limit=None)
-
-
-def default_gate() -> float:
-    """The relevance gate used when ASSISTANT_MIN_RELEVANCE is unset."""
-    from assistant.search.retrieve import DEFAULT_GATE
-
-    return DEFAULT_GATE
 
 
 def list_papers(settings: Settings, progress: Progress | None = None) -> list[Paper]:

@@ -50,10 +50,10 @@ def uses_hnsw(index) -> bool:
         return mode == "hnsw"
     if index.remote:
         return True
-    found = getattr(index, "_uses_hnsw", None)
+    found = index.searches_hnsw
     if found is None:
         counted = getattr(index, "verified_counts", None)  # read by the open's check: no need to open Chroma
-        found = index._uses_hnsw = (counted["chunks"] if counted else index.chunks.count()) > EMBEDDED_HNSW_ABOVE
+        found = index.searches_hnsw = (counted["chunks"] if counted else index.chunks.count()) > EMBEDDED_HNSW_ABOVE
     return found
 
 

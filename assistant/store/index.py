@@ -78,7 +78,10 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         self._term_max: np.ndarray | None = None
         self._sentence_cache: dict = {}
         self._vectors: ChunkVectors | None = None
-        self._heartbeat: Callable[[], None] | None = None  # refreshes a server lock while writing
+        #: refreshes the server's lock while a writer holds it (server mode; set by whoever takes the lock)
+        self.heartbeat: Callable[[], None] | None = None
+        #: whether the dense side searches Chroma's HNSW index (dense.uses_hnsw decides; None: not decided yet)
+        self.searches_hnsw: bool | None = None
         #: derived files (bm25, vectors) that could not be written, and why (doctor --repair reports them)
         self.derived_errors: dict[str, str] = {}
         self.manifest_error: IndexStoreError | None = None
@@ -104,7 +107,7 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         self.verified_counts: dict | None = None
         self.store_moved = False
         if self.remote:
-            self._open_collections()
+            self.open_collections()
         if self.remote and manifest is None and not create and self.count() == 0 and \
                 integrity.meta_get(self, "journal") is None:
             raise integrity.NoIndex(f"no index at {where}; build one with: assistant ingest [PATHS]")
@@ -120,13 +123,14 @@ class Index(LexicalSide, VectorSide, SentenceSide):
             if "client" not in self.__dict__:
                 self.client = self._client()
             if name != "client":
-                self._open_collections()
+                self.open_collections()
             return self.__dict__[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # --- plumbing -------------------------------------------------------------------------
 
-    def _open_collections(self) -> None:
+    def open_collections(self) -> None:
+        """Open (or create) the chunk and paper collections of the client."""
         from assistant.store.dense import hnsw_metadata
 
         # a new chunk collection gets the HNSW parameters chosen for search at scale (an existing one keeps its own)
@@ -142,7 +146,7 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         if not self.remote:
             SharedSystemClient.clear_system_cache()
         self.client = self._client()
-        self._open_collections()
+        self.open_collections()
 
     def _client(self):
         import chromadb
@@ -245,7 +249,7 @@ class Index(LexicalSide, VectorSide, SentenceSide):
                 integrity.state_of(manifest) != state:
             return False  # unchanged, or the collections are being rebuilt: the next commit is followed
         self._take_up(manifest)
-        self._open_collections()  # an ingest --rebuild made new collections
+        self.open_collections()  # an ingest --rebuild made new collections
         return True
 
     def _stat_manifest(self) -> tuple | None:
@@ -281,8 +285,12 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         self._df = {}
         self._papers_cache = self._vectors = self._snapshot = None
         self._snapshot_tried = False
-        self._uses_hnsw = None
+        self.searches_hnsw = None
         self.verified_counts, self.store_moved = None, False
+
+    def forget_papers(self) -> None:
+        """Drop the papers read so far: the next use reads them again (after a write this process did not commit)."""
+        self._papers_cache = None
 
     @property
     def state_tag(self) -> str:
@@ -342,7 +350,7 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         fingerprint (every id, title and abstract as committed); otherwise it is written again from Chroma."""
         if self._snapshot is None and not self.remote and not self.store_moved and \
                 (self.manifest or {}).get("fingerprint"):
-            self._snapshot = _read_snapshot(self.dir / SNAPSHOT, self.manifest["fingerprint"])
+            self._snapshot = read_snapshot(self.dir / SNAPSHOT, self.manifest["fingerprint"])
             if self._snapshot is None and not self._snapshot_tried and os.access(self.dir, os.W_OK):
                 self._snapshot_tried = True  # missing, stale or damaged: written once, here
                 self.write_snapshot()
@@ -356,7 +364,7 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         path = self.dir / SNAPSHOT
         if not path.exists():
             return "missing"
-        if _read_snapshot(path, fingerprint) is not None:
+        if read_snapshot(path, fingerprint) is not None:
             return "ok"
         header = _snapshot_header(path)
         if header is not None and (header.get("version") != SNAPSHOT_VERSION or header.get("fingerprint") != fingerprint):
@@ -426,7 +434,7 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         matrix in line with it. An ingest passes what it already holds (every paper's content hash,
         the papers, the chunk vectors) so that a 20k-paper commit need not read the store back:
         Chroma takes hundreds of MB converting such reads."""
-        self._uses_hnsw = None  # the write may have taken the index past dense.EMBEDDED_HNSW_ABOVE
+        self.searches_hnsw = None  # the write may have taken the index past dense.EMBEDDED_HNSW_ABOVE
         manifest["fingerprint"] = fingerprint_of(hashes) if hashes is not None else self.fingerprint()
         manifest["papers"] = len(hashes) if hashes is not None else self.count()
         manifest["chunks"] = self.chunks.count()
@@ -476,7 +484,7 @@ def _snapshot_header(path: Path) -> dict | None:
         return None
 
 
-def _read_snapshot(path: Path, fingerprint: str) -> dict | None:
+def read_snapshot(path: Path, fingerprint: str) -> dict | None:
     """papers.json if it was written for ``fingerprint`` and is intact: its checksum holds, and its papers' ids and
     content hashes make that fingerprint (a changed byte in a title or an abstract fails both)."""
     import zlib

@@ -230,7 +230,7 @@ def finish_pending(index: Index, settings: Settings, progress: Progress | None =
     _apply(index, plan, settings, report, progress, None, committed)
     manifest = index.manifest or meta_manifest(index) or index.new_manifest(probe_dim(index))
     manifest["sources"], manifest["files"] = list(entry.get("sources") or []), dict(entry.get("files") or {})
-    index._papers_cache = None
+    index.forget_papers()
     index.commit(manifest)
     journal.discard(index.dir, entry.get("file"))
     return [f"finished the interrupted ingest of {integrity.source_names(entry.get('sources'))} "
@@ -401,8 +401,8 @@ def write_papers(index: Index, todo: list[Paper], settings: Settings, report: In
         integrity.crash_point("ingest-group")
         if written is not None:  # kept for the commit's chunk-vector matrix
             written.append(([(c.id, c.paper_id, c.number) for c in chunks], vecs))
-        if index._heartbeat is not None:  # server mode: keep the server's ingest lock from expiring
-            index._heartbeat()
+        if index.heartbeat is not None:  # server mode: keep the server's ingest lock from expiring
+            index.heartbeat()
         if done % (GROUP_SIZE * 20) == 0:
             release_memory()
         report.chunks += len(chunks)
@@ -449,7 +449,7 @@ def open_for_write(settings, held: contextlib.ExitStack, rebuild: bool, create: 
     (clients with different local directories share one server)."""
     index = Index(settings, create=create, check=False)
     if index.remote:
-        index._heartbeat = held.enter_context(server_lock(index.client, index.remote))
+        index.heartbeat = held.enter_context(server_lock(index.client, index.remote))
     return index
 
 
@@ -462,7 +462,7 @@ def emptied(index: Index, settings: Settings, sources: list[str]) -> Index:
         with contextlib.suppress(Exception):  # already gone
             index.client.delete_collection(name)
     fresh = Index(settings, create=True, check=False)
-    fresh._heartbeat = index._heartbeat
+    fresh.heartbeat = index.heartbeat
     fresh.manifest = None  # a new manifest: the rebuild may change the embedder or the chunking
     return fresh
 

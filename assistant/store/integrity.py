@@ -347,7 +347,7 @@ def try_lock(index):
     if index.remote:
         with contextlib.ExitStack() as stack:
             try:
-                index._heartbeat = stack.enter_context(server_lock(index.client, index.remote))
+                index.heartbeat = stack.enter_context(server_lock(index.client, index.remote))
             except IndexStoreError:
                 yield False
                 return

@@ -118,7 +118,7 @@ def repair(settings: Settings) -> tuple[list[str], list[str]]:
             return actions, [f"the store holds {index.count()} of the {expected} papers its last commit recorded, and "
                              "no intact papers.json holds the rest: re-ingest with: "
                              f"{integrity.rebuild_advice(index.manifest)}"]
-        index._papers_cache = None
+        index.forget_papers()
         index.commit(index.manifest)
         unrepaired = _verify(index)
         if not unrepaired:
@@ -183,7 +183,7 @@ def _mend_vectors(index, settings: Settings, actions: list[str]):
 
             for name in (CHUNKS, PAPERS):
                 index.client.delete_collection(name)
-            index._open_collections()
+            index.open_collections()
             write_papers(index, papers, settings, IngestReport(), None)
         else:
             manifest = index.manifest
@@ -207,14 +207,14 @@ def _mend_vectors(index, settings: Settings, actions: list[str]):
 def _mend_missing(index, settings: Settings, expected: int, actions: list[str]) -> None:
     """Papers the last commit recorded that the store lost: re-embedded from papers.json when it is intact for
     that commit (its checksum and the commit's fingerprint hold)."""
-    from assistant.store.index import _read_snapshot
+    from assistant.store.index import read_snapshot
     from assistant.store.ingest import IngestReport, write_papers
     from assistant.store.chunks import paper_from_dict
     from assistant.store.layout import SNAPSHOT
 
     if index.remote or index.count() >= expected or not (index.manifest or {}).get("fingerprint"):
         return
-    snapshot = _read_snapshot(index.dir / SNAPSHOT, index.manifest["fingerprint"])
+    snapshot = read_snapshot(index.dir / SNAPSHOT, index.manifest["fingerprint"])
     if snapshot is None:
         return
     have = {pid for (pid,) in paged(index.papers, [])}

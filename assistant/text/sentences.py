@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+from assistant.text.english import ABBREVIATIONS
 
-_ABBREV = ("e.g.", "i.e.", "et al.", "etc.", "vs.", "cf.", "Fig.", "Eq.", "Sec.", "approx.", "resp.", "w.r.t.")
 _SPLIT = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[A-Z0-9\\(\[\"“*$])")
 
 
@@ -13,7 +13,7 @@ def split_sentences(text: str) -> list[str]:
     pieces = _SPLIT.split(text.strip())
     out: list[str] = []
     for piece in pieces:
-        if out and (out[-1].endswith(_ABBREV) or len(out[-1]) < 12):
+        if out and (out[-1].endswith(ABBREVIATIONS) or len(out[-1]) < 12):
             out[-1] = f"{out[-1]} {piece}"
         else:
             out.append(piece)

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import re
 
+from assistant.text.english import (
+    APPOSITIVE_NAME, CALLED_NAME, DANGLING_WORDS, INTRODUCES_LATE, LIST_MODIFIER, NOT_COINED, NOT_NAMES,
+    OPENS_NOUN_PHRASE, PHRASE_END, PREPOSITIONS, SUBJECT_ENDING_VERB, SUBORDINATE_OPENERS, TITLE_INTRODUCES,
+    TITLE_SMALL_WORDS, named_pattern)
 from assistant.text.latex import readable
 
 MAX_TITLE = 90
@@ -14,38 +18,10 @@ def normalise_space(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-_INTRO_RE = re.compile(
-    r"\b(?:we|this paper|this work|here we)\s+(?:\w+\s+){0,2}?"
-    r"(?:propose|introduce|present|develop|design|release|construct|curate|call|dub|term)s?d?\b", re.I)
-_WORD = r"[A-Z][\w.]*(?:[\-–][\w.]+)*"
-
-
-def _named_re(expansion: int) -> re.Pattern:
-    """A name opening an introducing sentence's object, an expansion of up to ``expansion`` characters in
-    parentheses after it, then what it is (``Qronos---a new ...``)."""
-    return re.compile(
-        r"^\W*(?:a\s+(?:[\w\-]+\s+){0,6}?(?:called|named|dubbed|termed)\s+)?[*_`\\{]*(?:\\(?:emph|textbf|textsc)\{)?"
-        r"(" + _WORD + r"(?:\s" + _WORD + r"){0,3})[*_`}]*"
-        r"\s*(?:\(([^)]{1,%d})\))?\s*(?:,|:|—|---|--|–)\s*((?:a|an|the)\b[^.;:]{5,120})?" % expansion)
-
-
-_NAMED = _named_re(60)
+_NAMED = named_pattern(60)
 #: The shown title reads a longer expansion: "CLASH (Character perspective-based LLM Assessments in ...), a ...".
-_NAMED_SHOWN = _named_re(160)
-#: "we propose a new architectural element, ASIDE, that ...": what it is, then its name between commas.
-_APPOSITIVE = re.compile(r"^\W*((?:a|an|the)\s[^,;:.]{3,90}?),\s*[*_`]*(" + _WORD + r")[*_`]*\s*(?:,|\(|$)")
-#: The shown title also reads an introduction later in a sentence that "we" or "this work" opens
-#: ("This work explores the trade-off ... and introduces RESFL, an integrated solution ...").
-_INTRO_LATE = re.compile(
-    r"\b(?:we|this paper|this work|here we|our work)\b[^.!?]{0,160}?\b"
-    r"(?:(?:propos|introduc|present|develop|design|releas|construct|curat)(?:es?|ed|ing)?|call|dub|term"
-    r"|address\w*\s+[^.!?]{0,40}?\bwith)\b", re.I)
-_CALLED = re.compile(r"\b(?:called|named|dubbed|termed|coined)\s+[*_`\\{]*(?:\\(?:emph|textbf|textsc)\{)?(" + _WORD + r")")
+_NAMED_SHOWN = named_pattern(160)
 _ABBR = re.compile(r"\((?:\*\*)?([A-Z][A-Za-z0-9\-–]*[A-Z0-9][A-Za-z0-9\-–]*)(?:\*\*)?\)")
-_SMALL = {"of", "for", "and", "in", "with", "to", "the", "via", "on", "a", "an", "by", "from"}
-#: Capitalised words that open a sentence's object without naming anything.
-_NOT_NAMES = {"a", "an", "the", "this", "these", "our", "we", "in", "it", "to", "first", "novel", "new", "two",
-              "three", "several", "both", "each", "such", "here", "there", "they", "its", "their"}
 
 
 def _distinctive(name: str) -> bool:
@@ -53,7 +29,7 @@ def _distinctive(name: str) -> bool:
     core = name.split()[0] if name.split() else ""
     if len(core) < 2:
         return False
-    if core.lower() in {"a", "an", "the", "this", "these", "our", "we", "in", "it", "to", "first", "novel", "new"}:
+    if core.lower() in NOT_COINED:
         return False
     inner_caps = any(c.isupper() for c in core[1:])
     return inner_caps or any(c.isdigit() for c in core) or "-" in core or core.isupper()
@@ -82,7 +58,7 @@ def _expansion(before: str, abbr: str) -> str | None:
         return None
     for k in range(1, len(words) + 1):
         cand = words[-k:]
-        if cand[0].lower() in _SMALL or not cand[0][0].isalpha() or cand[0][0].lower() != letters[0]:
+        if cand[0].lower() in TITLE_SMALL_WORDS or not cand[0][0].isalpha() or cand[0][0].lower() != letters[0]:
             continue
         parts = [w for w in re.split(r"[\s\-–]+", " ".join(cand)) if w]
         if len(parts) < 2:
@@ -101,47 +77,24 @@ def _expansion(before: str, abbr: str) -> str | None:
     return None
 
 
-#: Where a noun phrase ends: a relative clause, an apposition, a participle, a new clause.
-_PHRASE_END = re.compile(r"\s+(?:that|which|where|whereby|wherein|who|whose|while|whereas|but|thereby|so that|"
-                         r"designed|trained|built|grounded|tailored|centered|spanning|consisting|comprising|allowing|"
-                         r"enabling|using|leading)\b"
-                         r"|\s+and\s+(?:show|shows|demonstrate|find|prove|evaluate|use|apply|analy[sz]e|release|"
-                         r"provide|establish|study|investigate|introduce|propose|present)\b"
-                         r"|\s*[,;:]|\s+[-–—]+\s|---|\s+\[|\s*—")
-#: A word that may open a list of modifiers ("fine-grained, identity-preserving ...").
-_LIST_WORD = re.compile(r"^[a-z]+(?:-[a-z]+)+$|^[a-z]+(?:ed|al|ive|ing|ic|ous|ent|able|ful)$")
-_PREPOSITIONS = {"of", "for", "in", "with", "via", "on", "by", "from"}
-#: Words that open a subordinate clause, not the sentence's subject ("While X has ..., Y ...").
-_SUBORDINATE = {"while", "although", "though", "despite", "under", "as", "since", "when", "with", "in", "given",
-                "because", "whereas", "unlike", "beyond", "for", "to", "after", "before", "through", "by", "if"}
-#: Verbs that end the subject of an abstract's first sentence ("Sequence modeling | is dominated by ...").
-_VERB = re.compile(r"\s(?:is|are|was|were|has|have|had|can|could|may|remains?|aims?|seeks?|offers?|achieves?|"
-                   r"exhibits?|leverages?|requires?|lacks?|measures?|faces?|struggles?|suffers?|relies|rely|enables?|"
-                   r"shows?|demonstrates?|excels?|plays?|learns?|provides?|poses?|yields?|allows?|depends?|"
-                   r"involves?|typically|often|increasingly|usually)\b")
-#: Words a title may not end on: the phrase would read as cut.
-_DANGLING = _SMALL | {"and", "or", "as", "at", "that", "which", "is", "are", "such", "its", "their", "both",
-                      "between", "into", "over", "under", "without", "across", "using", "toward", "towards"}
-
-
 def _phrase(text: str, limit: int = MAX_TITLE) -> str:
     """``text`` up to where its first noun phrase ends, shortened by whole trailing prepositional phrases
     until it fits ``limit``; never ends on a preposition, article or conjunction. Empty when nothing fits."""
     text = normalise_space(text)[: 3 * limit]  # a phrase longer than that is cut anyway; each step below is O(n)
-    m = _PHRASE_END.search(text)
+    m = PHRASE_END.search(text)
     words = (text[: m.start()] if m else text).rstrip(" .").split()
 
     def last_preposition():
-        return max((i for i, w in enumerate(words[:-1]) if i > 1 and w.lower() in _PREPOSITIONS), default=None)
+        return max((i for i, w in enumerate(words[:-1]) if i > 1 and w.lower() in PREPOSITIONS), default=None)
 
     # before a comma the words may be the first of a list ("for fine-grained, identity-preserving ..."):
     # the prepositional phrase they end is dropped whole
-    if m and m.group().strip() == "," and last_preposition() and _LIST_WORD.search(words[-1]):
+    if m and m.group().strip() == "," and last_preposition() and LIST_MODIFIER.search(words[-1]):
         words = words[: last_preposition()]
-    while words and (len(" ".join(words)) > limit or words[-1].lower() in _DANGLING):
+    while words and (len(" ".join(words)) > limit or words[-1].lower() in DANGLING_WORDS):
         cut = last_preposition()
         words = words[:cut] if cut and len(" ".join(words)) > limit else words[:-1]
-        while words and words[-1].lower() in _DANGLING:
+        while words and words[-1].lower() in DANGLING_WORDS:
             words = words[:-1]
     return " ".join(words)
 
@@ -167,11 +120,11 @@ def readable_title(abstract: str) -> str:
     text = normalise_space(readable(abstract))
     fallback = ""
     named: list[tuple[str, str]] = []  # (title, the name it carries), each introduction in order
-    for sentence in _introducing(text, _INTRO_LATE):
+    for sentence in _introducing(text, INTRODUCES_LATE):
         if abbreviated := _abbreviated(sentence):
             named.append((abbreviated, abbreviated.rsplit("(", 1)[-1].rstrip(")")))
             continue
-        if (m := _APPOSITIVE.search(sentence)) and _distinctive(_clean_name(m.group(2))):
+        if (m := APPOSITIVE_NAME.search(sentence)) and _distinctive(_clean_name(m.group(2))):
             named.append((_named(_clean_name(m.group(2)), m.group(1)), _clean_name(m.group(2))))
             continue
         m = _NAMED_SHOWN.search(sentence)
@@ -180,21 +133,21 @@ def readable_title(abstract: str) -> str:
             # "We introduce Qronos---a new ...": a capitalised word right after the verb, then what it is,
             # is a name even when it is not written like one
             if _distinctive(name) or (m.group(3) and m.start(1) <= 2 and len(name.split()) == 1
-                                      and name.lower() not in _NOT_NAMES):
+                                      and name.lower() not in NOT_NAMES):
                 # "RADAR (Reasoning-Ability and Difficulty-Aware Routing), a lightweight, ...": the words it
                 # abbreviates say what it is better than the phrase after them
                 spelled = _expansion(m.group(2) or "", name) if m.group(2) else None
                 whole = f"{name}: {spelled}" if spelled and len(spelled.split()) >= 2 else ""
                 named.append((whole if 0 < len(whole) <= MAX_TITLE else _named(name, m.group(3)), name))
                 continue
-        if not fallback and re.match(r"\s*(?:a|an|the|two|three|new|novel)\b", sentence, re.I):
+        if not fallback and OPENS_NOUN_PHRASE.match(sentence):
             phrase = _phrase(_clean_name(sentence))
             if len(phrase.split()) >= 4:  # "a novel approach" says nothing a title should
                 fallback = _capital(phrase)
     if named:
         # an abstract introducing several things (a benchmark, then the method): the name it writes most is its own
         return max(named, key=lambda t: text.count(t[1]))[0]
-    m = _CALLED.search(text)
+    m = CALLED_NAME.search(text)
     if m and _distinctive(_clean_name(m.group(1))):
         return _cut(_clean_name(m.group(1)))
     if fallback:
@@ -204,17 +157,17 @@ def readable_title(abstract: str) -> str:
     if we and len(_phrase(first[we.end():]).split()) >= 3:  # "We uncover the hidden lattice geometry of ..."
         return _capital(_phrase(first[we.end():]))
     clauses = [first]
-    if first.split(" ", 1)[0].lower() in _SUBORDINATE and "," in first:  # "While X has ..., its Y ...": X, else Y
+    if first.split(" ", 1)[0].lower() in SUBORDINATE_OPENERS and "," in first:  # "While X has ..., its Y ...": X, else Y
         clauses = [first.split(" ", 1)[1], first.split(",", 1)[1].strip()]
     for clause in clauses:
-        verb = _VERB.search(clause)
+        verb = SUBJECT_ENDING_VERB.search(clause)
         subject = clause[: verb.start()] if verb else ""
         if 2 <= len(subject.split()) <= 12 and "," not in subject and "—" not in subject:
             return _capital(_phrase(subject) or subject)
     return _capital(_phrase(first)) or _cut(first) or "(untitled)"
 
 
-def _introducing(text: str, intro_re: re.Pattern = _INTRO_RE):
+def _introducing(text: str, intro_re: re.Pattern = TITLE_INTRODUCES):
     """What follows each "we introduce / propose ..." of a text, to the end of its sentence."""
     for intro in intro_re.finditer(text):
         yield re.split(r"(?<=[.!?])\s+(?=[A-Z])", text[intro.end():], maxsplit=1)[0]
@@ -251,7 +204,7 @@ def derive_title(abstract: str) -> str:
             name = _clean_name(m.group(1))
             desc = normalise_space(m.group(3) or "")
             return _cut(f"{name}: {desc}" if desc else name)
-    m = _CALLED.search(text)
+    m = CALLED_NAME.search(text)
     if m and _distinctive(_clean_name(m.group(1))):
         return _cut(_clean_name(m.group(1)))
     first = re.split(r"(?<=[.!?])\s+(?=[A-Z\\(])", text, maxsplit=1)[0]
