@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from pydantic import BaseModel, ConfigDict
+
 from assistant.qa.answer import Answer, answer_question
 from assistant.config import Settings
 from assistant.errors import InputError
@@ -57,8 +59,11 @@ def without_references(question: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"\s+([?.,!;:])", r"\1", text)).strip()
 
 
-@dataclass
-class Turn:
+class Turn(BaseModel):
+    """One turn as asked and answered, immutable (a saved chat resumes the same turns)."""
+
+    model_config = ConfigDict(frozen=True)
+
     question: str
     answer: Answer
 
@@ -68,11 +73,13 @@ class Conversation:
     retriever: Retriever
     settings: Settings
     turns: list[Turn] = field(default_factory=list)
-    _kinds: dict = field(default_factory=dict, repr=False)  # the last turn read, by (question, turns, last turn)
+    #: how the last question was read: (question, the turns it was read after, the kind), the turns held (not
+    #: their ids, which a new turn may reuse once the old one is gone)
+    _kinds: tuple | None = field(default=None, repr=False)
 
     def resume(self, answers: list[Answer]) -> None:
         """Continue a saved conversation: its answers become the earlier turns."""
-        self.turns = [Turn(a.question, a) for a in answers]
+        self.turns = [Turn(question=a.question, answer=a) for a in answers]
 
     def paper_count(self) -> int:
         return self.retriever.count()
@@ -112,9 +119,10 @@ class Conversation:
         "the second one") follows up, and one naming a paper (a word only it has) is not chit-chat."""
         from assistant.chat import turns
 
-        key = (question, len(self.turns), id(self.last))
-        if key in self._kinds:
-            return self._kinds[key]
+        before = tuple(self.turns)
+        if self._kinds is not None and self._kinds[0] == question and len(self._kinds[1]) == len(before) \
+                and all(a is b for a, b in zip(self._kinds[1], before)):
+            return self._kinds[2]
         numbers, positions = references(question)
         if self.turns and (numbers or positions):
             kind = "followup"
@@ -130,7 +138,7 @@ class Conversation:
                     possible.add("among")
             kind = turns.read(question, self.retriever.embed_query(question), frozenset(possible),
                               self._previous_vector())
-        self._kinds = {key: kind}
+        self._kinds = (question, before, kind)
         return kind
 
     def without_chitchat(self, question: str) -> str:
@@ -310,8 +318,8 @@ class Conversation:
                             answerable=False, citations=[], sources=[])
             self.turns.append(Turn(question=typed, answer=answer))
             return answer
-        answer = self._ask(question, on_token)
-        answer.question = typed  # stored and shown as typed; the turn's retrieval query is the question itself
+        # stored and shown as typed; the turn's retrieval query is the question itself
+        answer = self._ask(question, on_token).model_copy(update={"question": typed})
         self.turns[-1] = Turn(question=typed, answer=answer)
         return answer
 
@@ -361,8 +369,7 @@ class Conversation:
         answer = answer_question(self.retriever.within(pid for pid, _ in pinned), asked, self.settings,
                                  on_token=on_token, retrieval_query=" ".join([*(t for _, t in pinned), asked]),
                                  k=len(pinned), pinned=[pid for pid, _ in pinned], gist=gist, skip=skip)
-        answer.question = question
-        return answer
+        return answer.model_copy(update={"question": question})
 
     def _closest_sentences(self, asked: str, paper_ids: list[str]) -> dict[str, float]:
         """Each paper's best sentence relevance to what is asked (within the filter, if any)."""
@@ -411,8 +418,7 @@ class Conversation:
             if self.settings.llm_enabled else asked
         answer = answer_question(self.retriever.within(chosen), told, self.settings, on_token=on_token,
                                  retrieval_query=asked, k=len(chosen), pinned=chosen)
-        answer.question = question
-        return answer
+        return answer.model_copy(update={"question": question})
 
 
 def _cited(answer: Answer) -> list:

@@ -8,10 +8,9 @@ import time
 import uuid
 from pathlib import Path
 
-from assistant.qa.answer import Answer, Citation
+from assistant.qa.answer import Answer
 from assistant.errors import IndexStoreError, InputError
 from assistant.store.layout import chats_file
-from assistant.search.retrieve import Hit
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (id TEXT PRIMARY KEY, created REAL, updated REAL, title TEXT);
@@ -21,16 +20,20 @@ CREATE TABLE IF NOT EXISTS turns (conversation_id TEXT, n INTEGER, question TEXT
 
 
 def answer_from_dict(d: dict) -> Answer:
-    return Answer(
-        question=d["question"], text=d["answer"], mode=d["mode"], answerable=d["answerable"],
-        citations=[Citation(n=c["n"], paper_id=c["paper_id"], title=c["title"], snippet=c["snippet"],
-                            score=c.get("score", 0.0)) for c in d.get("citations", [])],
-        sources=[Hit(paper_id=h["paper_id"], title=h["title"], score=h.get("score", 0.0), snippet=h.get("snippet", ""),
-                     dense=h.get("dense", 0.0), bm25=h.get("bm25", 0.0), rank=h.get("rank", 0))
-                 for h in d.get("sources", [])],
-        complete=d.get("complete", True), model=d.get("model"), usage=d.get("usage", {}),
-        retrieval_query=d.get("retrieval_query", d["question"]), support=d.get("support", []),
-    )
+    """A saved turn's answer, as it was: the whole record (``Answer.model_dump``). A chat saved before 2026-12-06 kept
+    the ``--json`` view (``quoted`` as one object, no intent, related or ranking): read as that view says."""
+    if "text" not in d:  # the --json view
+        d = dict(d)
+        quoted = d.pop("quoted", None)
+        if isinstance(quoted, dict):
+            d["quoted"], d["quoted_citations"] = quoted.get("text", ""), quoted.get("citations", [])
+        d.setdefault("retrieval_query", d.get("question"))
+    return Answer.model_validate(d)
+
+
+def answer_record(answer: Answer) -> str:
+    """What a saved chat keeps of a turn: the whole answer, so that a resumed chat reads it as the live one did."""
+    return answer.model_dump_json()
 
 
 def damaged(path: Path, exc: Exception) -> IndexStoreError:
@@ -92,7 +95,7 @@ class ChatStore:
         with self.db:
             n = self.db.execute("SELECT COUNT(*) FROM turns WHERE conversation_id = ?", (cid,)).fetchone()[0] + 1
             self.db.execute("INSERT INTO turns VALUES (?, ?, ?, ?)",
-                            (cid, n, answer.question, json.dumps(answer.as_dict(), ensure_ascii=False)))
+                            (cid, n, answer.question, answer_record(answer)))
             self.db.execute("UPDATE conversations SET updated = ?, title = CASE WHEN title = '' THEN ? ELSE title END "
                             "WHERE id = ?", (time.time(), answer.question[:80], cid))
 

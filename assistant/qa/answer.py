@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from dataclasses import replace as dc_replace
-from typing import Callable
+from typing import Callable, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 
 from assistant.config import Settings
@@ -29,7 +31,7 @@ INCOMPLETE_MARK = "[answer incomplete: the LLM stream stopped early]"
 LENGTH_MARK = "[answer cut at {n} tokens: raise ASSISTANT_MAX_TOKENS for longer answers]"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Citation:
     n: int
     paper_id: str
@@ -42,31 +44,36 @@ class Citation:
                 "score": round(self.score, 4)}
 
 
-@dataclass
-class Answer:
+class Answer(BaseModel):
+    """One answer, immutable: what a stage decided is a new copy (``model_copy(update=...)``), never a change. The
+    same record is shown, saved in a chat (``model_dump``) and resumed (``model_validate``: equal to what was saved);
+    ``--json`` is :meth:`as_dict`, its stable view."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
     question: str
-    text: str
-    mode: str  # "llm" | "extractive"
+    text: str = Field(validation_alias=AliasChoices("text", "answer"))
+    mode: Literal["llm", "extractive"]
     answerable: bool
-    citations: list[Citation] = field(default_factory=list)
-    sources: list[Hit] = field(default_factory=list)
-    invalid_citations: list[int] = field(default_factory=list)
+    citations: list[Citation] = []
+    sources: list[Hit] = []
+    #: citation numbers the LLM wrote that no source has (shown as ``[n?]``)
+    invalid_citations: list[int | str] = []
     complete: bool = True
     model: str | None = None
-    usage: dict = field(default_factory=dict)
+    usage: dict = {}
     retrieval_query: str | None = None
     prompt: list[dict] | None = None
-    retrieved: list[Hit] = field(default_factory=list)  # the full ranking (>= 10), sources are its head
+    retrieved: list[Hit] = []  # the full ranking (>= 10), sources are its head
     order: str = "fused"  # what ordered retrieved (Retrieval.order)
-
-    support: list[dict] = field(default_factory=list)  # per cited sentence: is it backed by its source?
+    support: list[dict] = []  # per cited sentence: is it backed by its source?
     read_as: str | None = None  # the question with its typos mended, when it had any
     #: An LLM answer that cited none of its sources: what those sources say, quoted as offline (verbatim,
     #: each sentence cited), so the reader has something checked beside the unchecked text.
     quoted: str = ""
-    quoted_citations: list[Citation] = field(default_factory=list)
+    quoted_citations: list[Citation] = []
     #: Papers near the question that are not cited: the nearest ones when the corpus has no answer.
-    related: list[Hit] = field(default_factory=list)
+    related: list[Hit] = []
     #: What the question wanted, as decided: "paper" or "area".
     intent: str = "paper"
     #: Answered, but the answerable model reads the question as more likely on a topic the corpus lacks
@@ -267,19 +274,17 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
             answer = llm_answer(retriever, typed, sent, settings, on_token, unsure=unsure)
             if answer.answerable and not answer.citations:  # nothing checked: quote what the sources say
                 quoted = extractive_answer(retriever, question, sent, gist=gist, skip=skip)
-                answer.quoted, answer.quoted_citations = quoted.text, quoted.citations
+                answer = answer.model_copy(update={"quoted": quoted.text, "quoted_citations": quoted.citations})
         else:
-            answer = extractive_answer(retriever, question, sent, gist=gist, skip=skip)
-            answer.question = typed
+            answer = extractive_answer(retriever, question, sent, gist=gist, skip=skip).model_copy(
+                update={"question": typed})
         # the LLM found no source on it: the nearest papers are the ones it read
-        answer.related = retrieval.hits[:3] if not answer.answerable else \
-            [h for h in retrieval.hits if h.paper_id not in {s.paper_id for s in sources}][:3]
-    answer.retrieved = full.hits
-    answer.order = full.order
-    answer.intent = full.intent
-    answer.unsure = answer.answerable and unsure
-    answer.read_as = question if question != typed else None
-    return answer
+        answer = answer.model_copy(update={"related": retrieval.hits[:3] if not answer.answerable else
+                                           [h for h in retrieval.hits if h.paper_id not in
+                                            {s.paper_id for s in sources}][:3]})
+    return answer.model_copy(update={"retrieved": full.hits, "order": full.order, "intent": full.intent,
+                                     "unsure": answer.answerable and unsure,
+                                     "read_as": question if question != typed else None})
 
 
 def _asks_little(retriever: Retriever, question: str, named: list[str]) -> bool:
@@ -385,18 +390,15 @@ def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settin
         text = f"{text}\n\n{LENGTH_MARK.format(n=settings.llm.max_tokens)}"
     elif not completion.complete:
         text = f"{text}\n\n{INCOMPLETE_MARK}"
-    answer = Answer(question=question, text=text, mode="llm", answerable=answerable,
-                    citations=_citations(hits, cited) if answerable else [], sources=hits,
-                    invalid_citations=invalid, complete=completion.complete, model=completion.model,
-                    usage=completion.usage, retrieval_query=retrieval.query, prompt=messages)
-    if answer.answerable:
-        answer.support = support_marks(retriever, answer.text, hits, abstracts)
     from assistant.qa.llm import estimate_cost
 
     cost = estimate_cost(settings, completion.model or settings.llm.model, completion.usage)
-    if cost is not None:
-        answer.usage = {**answer.usage, "cost_usd": cost}
-    return answer
+    return Answer(question=question, text=text, mode="llm", answerable=answerable,
+                  citations=_citations(hits, cited) if answerable else [], sources=hits,
+                  invalid_citations=invalid, complete=completion.complete, model=completion.model,
+                  usage=completion.usage | ({"cost_usd": cost} if cost is not None else {}),
+                  retrieval_query=retrieval.query, prompt=messages,
+                  support=support_marks(retriever, text, hits, abstracts) if answerable else [])
 
 
 #: A cited sentence counts as supported when its best-matching sentence in a cited abstract has

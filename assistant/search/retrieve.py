@@ -21,7 +21,7 @@ from assistant.text.english import FRAMING_WORDS
 VECTORS_KEPT = 512
 
 
-@dataclass
+@dataclass(frozen=True)
 class Hit:
     """One retrieved paper: its best chunk is the snippet."""
 
