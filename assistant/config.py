@@ -203,7 +203,7 @@ class TuningSettings(_Group):
     term_share: float = _tuned(0.5, "Chat's choice among cited papers (\"which of them ...?\") scores a sentence by "
                                     "its cosine + this x the share of the question's terms it holds. Hand-set.")
     among_min_cosine: float = _tuned(0.35, "Chat's choice among cited papers answers \"none of them\" when no "
-                                           "cited paper's best sentence scores this much. Hand-set.")
+                                           "cited paper's closest sentence scores this much. Hand-set.")
     among_margin: float = _tuned(0.05, "Chat's choice among cited papers: those within this of the best one "
                                        "answer together. Hand-set.")
     continues_share: float = _tuned(0.65, "A chat question with no \"it\" is about the previous top paper when that "

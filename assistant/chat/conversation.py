@@ -388,26 +388,35 @@ class Conversation:
                                                self.settings.tuning.term_share).max()) if len(sents) else 0.0
         return out
 
+    def _choose_among(self, asked: str, among: list[str], best: dict[str, float]) -> list[str]:
+        """The papers of ``among`` that answer a choice (``best``: each one's closest sentence to what is asked,
+        scored as :func:`.evidence.relevance` scores it): the one that stands out and those within
+        tuning.among_margin of it; none when no sentence comes close enough (tuning.among_min_cosine). Choosing by
+        `which`'s reading of the corpus instead was measured and not adopted (benchmarks/among.py: better on the
+        labelled criteria it was calibrated on, worse on the blind conversations; docs/log/research-log.md)."""
+        top, tuning = max(best.values()), self.settings.tuning
+        if top < tuning.among_min_cosine:
+            return []
+        return [pid for pid in among if best.get(pid, -1.0) >= top - tuning.among_margin]
+
     def _ask_among(self, question: str, among: list[tuple[str, str]],
                    on_token: Callable[[str], None] | None) -> Answer | None:
-        """Answer a choice among the previous answer's papers from those papers, chosen by meaning: each paper's
-        sentence closest to what is asked ("which of them handles fairness?": RESFL's "uncertainty-guided
-        fairness-aware aggregation", not a paper sharing only the framing words). The paper whose best sentence
-        stands out by tuning.among_margin is the answer; papers within it answer together; none close enough
-        (tuning.among_min_cosine): "none of them". None when the user names a paper none of them is ("the one with
+        """Answer a choice among the previous answer's papers from those papers, chosen by meaning
+        (:meth:`_choose_among`): each paper's sentence closest to what is asked ("which of them handles fairness?":
+        RESFL's "uncertainty-guided fairness-aware aggregation", not a paper sharing only the framing words);
+        "none of them" when none comes close. None when the user names a paper none of them is ("the one with
         MergOPT"): asked of the corpus."""
         asked = _asked_of_them(self.retriever.within(pid for pid, _ in among).mend(question)) or self.last.question
         best = self._closest_sentences(asked, [pid for pid, _ in among])
         if not best:
             return None
-        top, tuning = max(best.values()), self.settings.tuning
-        if top < tuning.among_min_cosine:
+        chosen = self._choose_among(asked, [pid for pid, _ in among], best)
+        if not chosen:
             if set(self.retriever.named(question)) - set(best):
                 return None  # "the one with MergOPT": none of them is; the corpus has it
             answer = Answer(question=question, text=f"None of the {len(among)} papers cited earlier addresses this.",
                             mode="llm" if self.settings.llm_enabled else "extractive", answerable=False)
             return answer
-        chosen = [pid for pid, _ in among if best.get(pid, -1.0) >= top - tuning.among_margin]
         if self.settings.llm_enabled:
             # an LLM reads every abstract and chooses by meaning, which the cosine cannot always do ("which of
             # them proposes a defense?": MiniLM prefers the attack paper that mentions defenses); it cites
