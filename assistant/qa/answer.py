@@ -417,11 +417,16 @@ def support_marks(retriever: Retriever, text: str, hits: list[Hit], abstracts: d
             claims.append((sentence, claim, sorted(set(nums))))
     if not claims:
         return []
-    source_sents = {n: split_sentences(abstracts.get(hits[n - 1].paper_id, hits[n - 1].snippet))
-                    for _, _, nums in claims for n in nums}
-    flat = [(n, s) for n, ss in source_sents.items() for s in ss]
-    vecs = embed_array(retriever.embedder, [c for _, c, _ in claims] + [s for _, s in flat])
-    cvecs, svecs = vecs[:len(claims)], vecs[len(claims):]
+    import numpy as np
+
+    # each cited abstract's sentences and vectors as the index keeps them (embedded by the ingest): only the
+    # answer's own sentences are embedded here
+    by_source = {n: retriever.sentence_vectors(hits[n - 1].paper_id, abstracts.get(hits[n - 1].paper_id,
+                                                                                   hits[n - 1].snippet))
+                 for _, _, nums in claims for n in nums}
+    flat = [(n, s) for n, (ss, _) in by_source.items() for s in ss]
+    svecs = np.concatenate([v for _, v in by_source.values()]) if flat else np.zeros((0, 1), dtype=np.float32)
+    cvecs = embed_array(retriever.embedder, [c for _, c, _ in claims])
     tuning = retriever.settings.tuning
     out = []
     for i, (sentence, claim, nums) in enumerate(claims):
