@@ -193,7 +193,8 @@ class TuningSettings(_Group):
                                 "them. Hand-set.", ge=0)
     top_sentences: int = _tuned(4, "Sentences quoted from the paper a question is about and from each paper it names "
                                    "(what it contributes and how: docs/log/research-log.md, 2026-12-03).", ge=1)
-    other_sentences: int = _tuned(1, "Sentences quoted from each other paper an answer cites (docs/log/research-log.md, 2026-12-03).", ge=1)
+    other_sentences: int = _tuned(1, "Sentences quoted from each other paper an answer cites "
+                                     "(docs/log/research-log.md, 2026-12-03).", ge=1)
     area_sentences: int = _tuned(2, "Sentences quoted from each paper of an area answer (benchmarks/area_answers.py "
                                     "compares 1-3).", ge=1)
     support_cosine: float = _tuned(0.6, "LLM answers: a cited sentence is marked supported when a sentence of a cited "

@@ -73,8 +73,8 @@ class Conversation:
     retriever: Retriever
     settings: Settings
     turns: list[Turn] = field(default_factory=list)
-    #: how the last question was read: (question, the turns it was read after, the kind), the turns held (not
-    #: their ids, which a new turn may reuse once the old one is gone)
+    #: how the last question was read: (question, how many turns it was read after, the last of them, the kind);
+    #: the turn is held, not its id, which a new turn may reuse once the old one is gone
     _kinds: tuple | None = field(default=None, repr=False)
 
     def resume(self, answers: list[Answer]) -> None:
@@ -119,10 +119,8 @@ class Conversation:
         "the second one") follows up, and one naming a paper (a word only it has) is not chit-chat."""
         from assistant.chat import turns
 
-        before = tuple(self.turns)
-        if self._kinds is not None and self._kinds[0] == question and len(self._kinds[1]) == len(before) \
-                and all(a is b for a, b in zip(self._kinds[1], before)):
-            return self._kinds[2]
+        if self._kinds is not None and self._kinds[:2] == (question, len(self.turns)) and self._kinds[2] is self.last:
+            return self._kinds[3]
         numbers, positions = references(question)
         if self.turns and (numbers or positions):
             kind = "followup"
@@ -138,7 +136,7 @@ class Conversation:
                     possible.add("among")
             kind = turns.read(question, self.retriever.embed_query(question), frozenset(possible),
                               self._previous_vector())
-        self._kinds = (question, before, kind)
+        self._kinds = (question, len(self.turns), self.last, kind)
         return kind
 
     def without_chitchat(self, question: str) -> str:

@@ -171,8 +171,8 @@ def word_features(retriever, question: str, qvec: np.ndarray, word: str, paper_i
     here" barely do. A word a paper says in other words ("heart-signal" for ECG) comes close to one of its
     sentences; the topic a paper lacks ("speculative") does not."""
     kept = _without(question, word)
-    kept_vec, alone = retriever.embed_queries([kept or ".", word])
-    drop = 1.0 - float(kept_vec @ qvec) if kept.strip() else 1.0
+    drop = 1.0 - float(retriever.embed_query(kept) @ qvec) if kept.strip() else 1.0
+    alone = retriever.embed_query(word)
     return np.array([math.log(max(drop, 1e-4)), float(alone @ qvec), _nearest_sentence(retriever, paper_id, alone)])
 
 
@@ -202,7 +202,8 @@ def missing_probabilities(retriever, question: str, qvec: np.ndarray, missing: s
     model = model or models()["missing_word"]
     out: dict[str, float] = {}
     words = missing_words(question, missing)
-    retriever.embed_queries([_without(question, w) or "." for w in words] + list(words))  # one batch
+    # every variant in one batch; word_features then finds them kept
+    retriever.embed_queries([k for k in (_without(question, w) for w in words) if k.strip()] + list(words))
     for word, lacked in words.items():
         p = float(model.probability(word_features(retriever, question, qvec, word, paper_id))[0])
         for t in lacked:
