@@ -143,7 +143,93 @@ def test_stdout_carries_protocol_messages_only(mini_index, tmp_path):
     out += [json.loads(line) for line in rest.splitlines() if line.strip()]
     assert all(m.get("jsonrpc") == "2.0" for m in out)
     answers = {m["id"]: m for m in out if "id" in m}
-    assert set(answers) == {1, 2, 3}
+    assert sorted(m["id"] for m in out if "id" in m) == [1, 2, 3]  # each answered once, initialize included
+    assert answers[1]["result"]["serverInfo"]["name"] == "assistant" and "otherwise" not in err
     assert answers[2]["result"]["structuredContent"]["answerable"] is True
     assert "building the index" in err  # the progress went where it belongs
     shutil.rmtree(default, ignore_errors=True)
+
+
+def _initialize(request_id, version):
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize",
+            "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}
+
+
+def _sdk_replies(early, then=None):
+    """What the SDK itself writes when served ``early.line`` as the first message of a connection (through
+    :func:`spliced`), then the request ``then`` if given; the client leaves once answered."""
+    from mcp.shared.message import SessionMessage
+    from mcp.types import jsonrpc_message_adapter
+
+    from assistant.cli.mcp_handshake import spliced
+    from assistant.cli.mcp_server import build
+
+    server = build(lambda: None, early)._lowlevel_server
+    replies = []
+
+    async def client(read_in, written):
+        async with read_in:
+            if then is not None:
+                await read_in.send(SessionMessage(jsonrpc_message_adapter.validate_python(then)))
+                async for m in written:
+                    replies.append(json.loads(m.message.model_dump_json(by_alias=True, exclude_unset=True)))
+                    if replies[-1].get("id") == then["id"]:
+                        return
+
+    async def main():
+        read_in, read = anyio.create_memory_object_stream(1)
+        write, written = anyio.create_memory_object_stream(10)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(client, read_in, written)
+            await spliced(server, read, write, early)
+        replies.extend([json.loads(m.message.model_dump_json(by_alias=True, exclude_unset=True))
+                        async for m in written])
+
+    anyio.run(main)
+    return replies
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "1999-01-01"])
+def test_initialize_is_answered_before_the_sdk_loads_with_the_sdk_s_own_answer(version, capfd):
+    """The server answers `initialize` from a byte-exact read of the first line (the next line stays unread, for the
+    SDK), and its answer is the one the SDK gives for every protocol version, a version it does not know included;
+    the SDK, handed the same line, serves the connection and its duplicate answer is dropped."""
+    from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from assistant.cli.mcp_handshake import PROTOCOL_VERSIONS, Early, answer_early
+
+    assert PROTOCOL_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS
+    first = json.dumps(_initialize(7, version)) + "\n"
+    then = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+    client_r, client_w = os.pipe()
+    server_r, server_w = os.pipe()
+    os.write(client_w, (first + then).encode())
+    early = answer_early(client_r, server_w)
+    assert early.line == first.encode() and early.request_id == 7
+    assert os.read(client_r, 1 << 16) == then.encode()  # the rest of the input is the SDK's to read
+    sent = json.loads(os.read(server_r, 1 << 16))
+
+    sdk = _sdk_replies(Early(line=early.line))  # the SDK answering the same line itself
+    assert [m["id"] for m in sdk] == [7] and sent == sdk[0]
+    assert sent["result"]["protocolVersion"] == (version if version in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1])
+    assert _sdk_replies(early) == []  # served after the early answer: the SDK's own is not sent again
+    assert "otherwise" not in capfd.readouterr().err
+
+
+def test_a_first_line_that_is_not_a_well_formed_initialize_is_left_to_the_sdk():
+    """Read, not answered, and handed to the SDK as its first message: it answers it as it would have."""
+    from assistant.cli.mcp_handshake import answer_early
+
+    hello = _initialize(2, "2025-06-18")
+    for line, ids in (('{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n', [1, 2]), ("not json\n", [2]),
+                      (json.dumps({**_initialize(1, "2025-06-18"), "params": {}}) + "\n", [1, 2])):
+        r, w = os.pipe()
+        out_r, out_w = os.pipe()
+        os.write(w, line.encode())
+        os.close(w)
+        early = answer_early(r, out_w)
+        os.close(out_w)
+        assert early.line == line.encode() and early.request_id is None and os.read(out_r, 100) == b""
+        replies = _sdk_replies(early, then=hello)
+        assert [m["id"] for m in replies] == ids, replies
+        assert ("error" in replies[0]) == line.startswith('{"jsonrpc": "2.0", "id": 1, "method": "initialize"')

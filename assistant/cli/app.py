@@ -436,9 +436,12 @@ def doctor(index_dir: IndexDir = None, as_json: JsonFlag = False,
 def mcp_cmd(index_dir: IndexDir = None):
     """Serve the corpus to agent tools over MCP (stdio): ask, search, show, which, summarize, paper:// resources.
     Read-only; register it with your client as the command `assistant mcp` (README)."""
+    from assistant.cli.mcp_handshake import answer_early
+
+    early = answer_early()  # the client's `initialize`, answered before the MCP SDK's ~0.9 s import
     from assistant.cli.mcp_server import serve
 
-    serve(lambda: _settings(index_dir))  # read by the first tool call: initialize is answered before
+    serve(lambda: _settings(index_dir), early)  # the settings are read by the first tool call
 
 
 @app.command("eval")

@@ -7,8 +7,8 @@ when the corpus has nothing; ``search``, ``show``, ``which``, ``summarize``; eve
 Each tool's result is structured content (the fields of the CLI's ``--json``) plus the same as readable text.
 A failure (a bad argument, no index, a damaged one, an unreachable LLM) is an MCP error whose text is the CLI's
 one line; nothing but protocol messages reaches stdout (the SDK points fd 1 at stderr while it serves), and the
-index is opened by the first call, not before ``initialize`` is answered: until then only this module and the
-MCP SDK are loaded. One server answers many questions from one opened index (:class:`~assistant.service.api.Library`).
+index is opened by the first call. ``initialize`` is answered before the SDK is even imported
+(:mod:`~assistant.cli.mcp_handshake`). One server answers many questions from one opened index (:class:`~assistant.service.api.Library`).
 """
 
 from __future__ import annotations
@@ -19,11 +19,7 @@ from urllib.parse import quote, unquote
 
 from pydantic import BaseModel, ConfigDict, Field
 
-INSTRUCTIONS = ("A research corpus of paper abstracts. `ask` answers a question with [n] citations checked against "
-                "the abstracts it retrieved, or says the corpus has no paper on it (answerable false, with the "
-                "nearest papers as related, never as citations). `search` ranks papers; `which` lists every paper "
-                "meeting a criterion with the sentence that shows it; `summarize` groups an area's papers into "
-                "themes; `show` reads one paper by id or name. Papers are also resources: paper://<id>.")
+from assistant.cli.mcp_handshake import INSTRUCTIONS, NAME, Early, server_info
 
 
 class _Record(BaseModel):
@@ -169,8 +165,9 @@ class Lazy:
         return getattr(self._library, name)
 
 
-def corpus_server(library: Lazy):
-    """An MCPServer whose failures are the CLI's lines and whose resources are the index's papers."""
+def corpus_server(library: Lazy, early: Early):
+    """An MCPServer whose failures are the CLI's lines, whose resources are the index's papers, and which serves
+    stdio from the client's first line, already read (``early``)."""
     from mcp.server import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
     from mcp.types import Resource
@@ -199,17 +196,25 @@ def corpus_server(library: Lazy):
             return [Resource(uri=paper_uri(p.id), name=p.id, title=p.display_title, mime_type="application/json",
                              description=p.abstract[:200]) for p in papers]
 
-    return CorpusServer("assistant", instructions=INSTRUCTIONS, log_level="WARNING")
+        async def run_stdio_async(self):
+            from mcp.server.stdio import stdio_server
+
+            from assistant.cli.mcp_handshake import spliced
+
+            async with stdio_server() as (read, write):
+                await spliced(self._lowlevel_server, read, write, early)
+
+    return CorpusServer(NAME, version=server_info()["version"], instructions=INSTRUCTIONS, log_level="WARNING")
 
 
-def build(make_settings):
+def build(make_settings, early: Early = Early()):
     """The MCP server over the index of the settings ``make_settings()`` gives (read, and the index opened, by the
-    first tool call)."""
+    first tool call); ``early``: what was read of stdin, and answered, before the SDK was imported."""
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
     from mcp.types import CallToolResult, TextContent
 
     library = Lazy(make_settings)
-    server = corpus_server(library)
+    server = corpus_server(library, early)
 
     def run(call, error=ToolError):
         return guarded(library.settings, call, error)
@@ -328,6 +333,7 @@ def render_summary(r: SummaryResult) -> str:
     return "\n\n".join(x for x in (r.answer, themes, cited) if x)
 
 
-def serve(make_settings) -> None:
-    """Serve over stdio until the client closes it (``make_settings()``: the settings, read by the first call)."""
-    build(make_settings).run("stdio")
+def serve(make_settings, early: Early = Early()) -> None:
+    """Serve over stdio until the client closes it (``make_settings()``: the settings, read by the first call;
+    ``early``: see :func:`build`)."""
+    build(make_settings, early).run("stdio")
