@@ -11,19 +11,19 @@ from assistant.config import Settings
 from assistant.store.index import Index
 from assistant.search.retrieve import Retriever
 
+from . import killed
+
 
 def test_kill_9_mid_ingest_then_resume_gives_exact_counts(tmp_path, bundled_index_dir):
     idx = tmp_path / "idx"
     # groups of 24 papers (the default 192 would make the 95 papers one group): the kill lands after the second
     # group's records are written, the other two groups not yet
-    cmd = [sys.executable, "-c", "import assistant.store.ingest as i; i.GROUP_SIZE = 24; from assistant.cli.app import main; main()",
-           "ingest", "--index-dir", str(idx), "--json"]
-    env = {**os.environ, "ORT_DISABLE_TELEMETRY": "1"}
-    killed = subprocess.run(cmd, capture_output=True, text=True, env={**env, "ASSISTANT_TEST_CRASH": "ingest-group@2"})
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    cmd = ["ingest", "--index-dir", idx, "--json"]
+    ended = killed.cli(*cmd, crash="ingest-group@2", group=24)
+    assert ended.returncode == -signal.SIGKILL, ended.stderr
     assert Index(Settings(index_dir=idx), check=False).count() == 48  # two groups stored, uncommitted
     # the interrupted index is never corrupt; the next run finishes it exactly
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    res = killed.cli(*cmd, group=24)
     assert res.returncode == 0, res.stderr
     report = json.loads(res.stdout)
     assert report["recovered"] and report["added"] + report["unchanged"] == 95
@@ -98,16 +98,10 @@ def writes(draw):
 
 
 def _spawn(kill: str | None, group: int, *args) -> int:
-    """The real CLI in a subprocess that dies at ``kill``; its exit code (-9 killed, 0 when it finished first)."""
-    code = f"import assistant.store.ingest as i; i.GROUP_SIZE = {group}; from assistant.cli.app import main; main()"
-    env = {**os.environ, "ORT_DISABLE_TELEMETRY": "1"}
-    env.pop("ASSISTANT_TEST_CRASH", None)
-    if kill:
-        env["ASSISTANT_TEST_CRASH"] = kill
-    proc = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, env=env,
-                          timeout=300)
-    assert proc.returncode in (0, -9), proc.stderr
-    return proc.returncode
+    """The real CLI in a process that dies at ``kill``; its exit code (-9 killed, 0 when it finished first)."""
+    ended = killed.cli(*args, crash=kill, group=group)
+    assert ended.returncode in (0, -9), ended.stderr
+    return ended.returncode
 
 
 def _edit(mine: Path) -> None:

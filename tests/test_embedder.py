@@ -146,3 +146,58 @@ def test_settings_cache_dir_is_where_the_graph_is_cached(tmp_path, monkeypatch):
     get_embedder(Settings(cache_dir=tmp_path / "from-settings")).embed_array(["a short query"])
     assert sorted(p.suffix for p in (tmp_path / "from-settings").iterdir()) == [".npg", ".onnx"]  # npgraph.py
     assert not (tmp_path / "from-env").exists()
+
+
+def test_the_bundled_corpus_is_indexed_from_the_shipped_vectors_which_are_the_model_s_own(tmp_path, monkeypatch):
+    """A first run embeds none of the bundled corpus's texts: each is in the table the package ships (a change to
+    chunking or sentence splitting that leaves one out fails here: rebuild with python -m training --only vectors),
+    and the table's vectors are those the model gives, for a sample of them re-embedded here."""
+    from assistant.config import Settings
+    from assistant.embed import embedder
+    from assistant.embed.embedder import MINILM_SHA256, OnnxMiniLM
+    from assistant.embed.shipped import split_known
+    from assistant.store.ingest import ingest
+    from assistant.text.corpus import load_papers
+
+    asked, modelled = [], []
+    real_array, real_model = embedder.LocalMiniLM.embed_array, OnnxMiniLM.embed
+
+    def through_table(self, texts, on_batch=None):
+        asked.extend(texts)
+        return real_array(self, texts, on_batch)
+
+    def model(self, texts, *args, **kw):
+        modelled.extend(texts)
+        return real_model(self, texts, *args, **kw)
+
+    monkeypatch.setattr(embedder.LocalMiniLM, "embed_array", through_table)
+    monkeypatch.setattr(OnnxMiniLM, "embed", model)
+    ingest(load_papers()[0], Settings(index_dir=tmp_path / "iclr"))
+    assert len(asked) > 900 and modelled == []  # not one text through the model
+    have, known, missing = split_known(asked, MINILM_SHA256)
+    assert missing == [] and len(have) == len(asked)
+    sample = np.random.default_rng(0).choice(len(asked), 24, replace=False)
+    fresh = real_model(OnnxMiniLM(), [asked[i] for i in sample], 8)
+    assert np.all(np.sum(fresh * known[sample], axis=1) > 0.99999)
+
+
+def test_no_table_or_another_model_s_table_is_no_table(monkeypatch, tmp_path):
+    from assistant.embed import shipped
+
+    texts = ["federated learning with heterogeneous clients"]
+    assert shipped.split_known(texts, "another model")[2] == [0]
+    monkeypatch.setattr(shipped, "table_path", lambda: tmp_path / "missing.npz")
+    shipped._table.cache_clear()
+    try:
+        assert shipped.split_known(texts, embedder_sha())[2] == [0]
+        (tmp_path / "missing.npz").write_bytes(b"not a zip")
+        shipped._table.cache_clear()
+        assert shipped.split_known(texts, embedder_sha())[2] == [0]
+    finally:
+        shipped._table.cache_clear()
+
+
+def embedder_sha():
+    from assistant.embed.embedder import MINILM_SHA256
+
+    return MINILM_SHA256

@@ -19,6 +19,7 @@ from assistant.cli.app import app
 from assistant.config import Settings
 from assistant.store.index import Index
 
+from . import killed
 from .conftest import FIXTURES
 
 runner = CliRunner()
@@ -63,14 +64,9 @@ def top_hit(path, query="Mixture-of-Thought truth-table modality") -> list[str]:
 
 
 def crash(point: str, *args, group: int | None = None) -> None:
-    """Run a CLI command in a subprocess that SIGKILLs itself at ``point`` (integrity.crash_point)."""
-    code = "from assistant.cli.app import main; main()"
-    if group:
-        code = f"import assistant.store.ingest as i; i.GROUP_SIZE = {group}; " + code
-    env = {**os.environ, "ASSISTANT_TEST_CRASH": point, "ORT_DISABLE_TELEMETRY": "1"}
-    proc = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, env=env,
-                          timeout=120)
-    assert proc.returncode == -9, proc.stderr  # it died at the crash point, not before or after
+    """Run a CLI command in a process that SIGKILLs itself at ``point`` (integrity.crash_point)."""
+    ended = killed.cli(*args, crash=point, group=group, timeout=120)
+    assert ended.returncode == -9, ended.stderr  # it died at the crash point, not before or after
 
 
 # --- 1. the bundled corpus goes only into a directory that holds nothing ---------------------

@@ -19,5 +19,6 @@ def test_wheel_contains_prompts_corpus_and_tokenizer(tmp_path):
     assert "assistant/data/minilm/tokenizer.json" in names
     for fitted in ("decisions", "turns", "sentences"):  # the fitted models the question path reads
         assert f"assistant/data/{fitted}.json" in names
+    assert "assistant/data/iclr2026_vectors.npz" in names  # a first run's index embeds nothing (embed/shipped.py)
     assert "assistant/templates/map.html" in names
     assert sum(1 for n in names if n.startswith("assistant/data/iclr2026/") and n.endswith(".txt")) == 5

@@ -1,6 +1,6 @@
 """Rebuild every model the package ships, in order, from inputs inside the repository, and record what was made.
 
-    python -m training                  # background, turns, decisions, sentences
+    python -m training                  # vectors, background, turns, decisions, sentences
     python -m training --reader         # also the reader's data and training (~80 min, 2 cores; not shipped)
     python -m training --only turns     # one step (its inputs must already be in place)
     python -m training --verify         # the shipped files against assistant/data/MANIFEST.json; exit 1 if not
@@ -8,6 +8,8 @@
 
 Steps, in the order they must run (each reads what the ones before it wrote):
 
+0. ``vectors``: training/build_vectors.py -> iclr2026_vectors.npz (the bundled corpus's chunk and sentence
+   vectors, so that a first run embeds nothing; the indexes the later steps build of it read them).
 1. ``background``: training/build_background.py -> background.npz (field counts of arXiv ML writing).
 2. ``reader`` (only with --reader or --only reader): training/reader_data.py, training/reader_train.py ->
    training/models/reader/ (reader.onnx, manifest.json). Not shipped: measured and not adopted (docs/reader.md);
@@ -57,6 +59,9 @@ class Step:
         """The files this step reads (hashed into the manifest)."""
         papers = ROOT / "training" / "inputs" / "arxiv-ml.jsonl.xz"
         slices = sorted((BENCH / "corpora").glob("*.jsonl")) + sorted((BENCH / "heldout").glob("*.jsonl"))
+        if self.name == "vectors":
+            return [*sorted((DATA / "iclr2026").glob("*.txt")), DATA / "minilm" / "tokenizer.json",
+                    ROOT / "assistant" / "embed" / "embedder.py"]  # the model: the sha256 embedder.py pins
         if self.name == "background":
             return [papers, *slices]
         if self.name == "reader":
@@ -70,6 +75,7 @@ class Step:
 
 PY = sys.executable
 STEPS = (
+    Step("vectors", ((PY, "training/build_vectors.py"),), ("assistant/data/iclr2026_vectors.npz",)),
     Step("background", ((PY, "training/build_background.py"),), ("assistant/data/background.npz",)),
     Step("reader", ((PY, "training/reader_data.py"), (PY, "training/reader_train.py", "--steps", "1200", "--resume")),
          ("training/models/reader/reader.onnx", "training/models/reader/manifest.json")),
@@ -78,7 +84,7 @@ STEPS = (
     Step("sentences", ((PY, "training/fit_sentences.py"),), ("assistant/data/sentences.json",)),
 )
 #: Steps --check can refit into a temporary folder (a few minutes at most on 2 cores), by the option naming the output.
-CHECKABLE = {"turns": "--out", "background": "--out"}
+CHECKABLE = {"turns": "--out", "background": "--out", "vectors": "--out"}
 
 
 def rel(path: Path) -> str:
@@ -97,6 +103,9 @@ def metrics(step: Step) -> dict:
         return {"validation": (m.get("validation") or [None])[-1], "steps": m.get("steps")}
     import numpy as np
 
+    if step.name == "vectors":
+        with np.load(DATA / "iclr2026_vectors.npz") as npz:
+            return json.loads(str(npz["provenance"]))
     with np.load(DATA / "background.npz") as npz:
         about = json.loads(str(npz["provenance"]))
     return {k: about.get(k) for k in ("abstracts", "terms", "pairs", "triples")}
@@ -160,9 +169,28 @@ def close(a, b, tolerance: float = 1e-6) -> bool:
     return a == b
 
 
+def close_arrays(a: Path, b: Path, tolerance: float = 1e-5) -> bool:
+    """Two .npz files with the same arrays but for floats within ``tolerance`` (absolute): a model run on another
+    CPU may round the last bits differently (vectors are of norm 1)."""
+    import numpy as np
+
+    with np.load(a, allow_pickle=False) as x, np.load(b, allow_pickle=False) as y:
+        if sorted(x.files) != sorted(y.files):
+            return False
+        for name in x.files:
+            u, v = x[name], y[name]
+            if u.shape != v.shape or u.dtype != v.dtype:
+                return False
+            if u.dtype.kind == "f" and not np.allclose(u, v, rtol=0, atol=tolerance):
+                return False
+            if u.dtype.kind != "f" and not np.array_equal(u, v):
+                return False
+    return True
+
+
 def check(names: list[str]) -> int:
     """Refit the named fast steps into a temporary folder; 1 if an output differs from the manifest's (bytes; for
-    JSON, anything but float rounding below 1e-6)."""
+    JSON, anything but float rounding below 1e-6; for arrays, below 1e-5)."""
     steps = load_manifest()["steps"]
     failed = 0
     for name in names:
@@ -175,9 +203,11 @@ def check(names: list[str]) -> int:
             started = time.process_time() + children_cpu()
             subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
                            env={**os.environ, "ORT_DISABLE_TELEMETRY": "1"})
+            shipped = ROOT / step.outputs[0]
             same = sha256(out) == steps[name]["outputs"][step.outputs[0]] or (
-                out.suffix == ".json" and close(json.loads(out.read_text()), json.loads((ROOT / step.outputs[0]).read_text()))
-                and sha256(ROOT / step.outputs[0]) == steps[name]["outputs"][step.outputs[0]])
+                sha256(shipped) == steps[name]["outputs"][step.outputs[0]]
+                and (out.suffix == ".json" and close(json.loads(out.read_text()), json.loads(shipped.read_text()))
+                     or out.suffix == ".npz" and close_arrays(out, shipped)))
             took = time.process_time() + children_cpu() - started
         print(f"{'ok  ' if same else 'FAIL'} {name}: refitted {step.outputs[0]} "
               f"{'matches' if same else 'differs from'} the manifest ({took:.0f} s CPU)")

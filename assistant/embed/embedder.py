@@ -354,7 +354,22 @@ class LocalMiniLM:
         self._model = OnnxMiniLM(cache_dir=cache_dir)
 
     def embed_array(self, texts: list[str], on_batch: Callable[[int], None] | None = None) -> np.ndarray:
-        return self._model.embed(texts, self.embed_batch_size, on_batch=on_batch)
+        """The texts' vectors: those of the bundled corpus's texts from the table the package ships
+        (:mod:`~assistant.embed.shipped`), the others from the model."""
+        import numpy as np
+
+        from assistant.embed.shipped import split_known
+
+        have, known, missing = split_known(texts, MINILM_SHA256)
+        if not have:
+            return self._model.embed(texts, self.embed_batch_size, on_batch=on_batch)
+        out = np.empty((len(texts), MINILM_DIM), dtype=np.float32)
+        out[have] = known
+        if on_batch:
+            on_batch(len(have))
+        if missing:
+            out[missing] = self._model.embed([texts[i] for i in missing], self.embed_batch_size, on_batch=on_batch)
+        return out
 
 
 def embedder_id(spec: str) -> str:
