@@ -52,6 +52,19 @@ def models_released_after_each_module():
     release_memory()
 
 
+@pytest.fixture
+def no_shipped_vectors(monkeypatch, tmp_path):
+    """No table of shipped vectors (assistant/embed/shipped.py): every text goes through the model, as a corpus
+    other than the bundled one does (the test fixtures' abstracts are bundled ones)."""
+    from assistant.embed import shipped
+
+    monkeypatch.setattr(shipped, "table_path", lambda: tmp_path / "no-table.npz")
+    shipped.forget_table()
+    yield
+    monkeypatch.undo()
+    shipped.forget_table()
+
+
 @pytest.fixture(scope="session")
 def bundled_index_dir(tmp_path_factory) -> Path:
     """The bundled ICLR 2026 corpus, built once per test session (read-only for tests) as on a fresh clone: the

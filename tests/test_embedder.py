@@ -1,3 +1,6 @@
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -181,23 +184,15 @@ def test_the_bundled_corpus_is_indexed_from_the_shipped_vectors_which_are_the_mo
     assert np.all(np.sum(fresh * known[sample], axis=1) > 0.99999)
 
 
-def test_no_table_or_another_model_s_table_is_no_table(monkeypatch, tmp_path):
+def test_no_table_or_another_model_s_table_is_no_table(no_shipped_vectors, tmp_path):
     from assistant.embed import shipped
-
-    texts = ["federated learning with heterogeneous clients"]
-    assert shipped.split_known(texts, "another model")[2] == [0]
-    monkeypatch.setattr(shipped, "table_path", lambda: tmp_path / "missing.npz")
-    shipped._table.cache_clear()
-    try:
-        assert shipped.split_known(texts, embedder_sha())[2] == [0]
-        (tmp_path / "missing.npz").write_bytes(b"not a zip")
-        shipped._table.cache_clear()
-        assert shipped.split_known(texts, embedder_sha())[2] == [0]
-    finally:
-        shipped._table.cache_clear()
-
-
-def embedder_sha():
     from assistant.embed.embedder import MINILM_SHA256
 
-    return MINILM_SHA256
+    texts = ["federated learning with heterogeneous clients"]
+    assert shipped.split_known(texts, MINILM_SHA256)[2] == [0]  # no file
+    (tmp_path / "no-table.npz").write_bytes(b"not a zip")
+    shipped.forget_table()
+    assert shipped.split_known(texts, MINILM_SHA256)[2] == [0]  # an unreadable one
+    shipped.forget_table()
+    shutil.copy(Path(__file__).parent.parent / "assistant" / "data" / "iclr2026_vectors.npz", tmp_path / "no-table.npz")
+    assert shipped.split_known(texts, "another model")[2] == [0]  # another model's

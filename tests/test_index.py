@@ -327,7 +327,7 @@ def test_title_goes_before_every_chunk_or_only_the_first(monkeypatch):
         Settings.from_env()
 
 
-def test_progress_moves_within_a_group_and_ends_at_the_paper_count(tmp_path, monkeypatch):
+def test_progress_moves_within_a_group_and_ends_at_the_paper_count(tmp_path, monkeypatch, no_shipped_vectors):
     import assistant.store.ingest as ingest_module
 
     monkeypatch.setattr(ingest_module, "GROUP_SIZE", 4)

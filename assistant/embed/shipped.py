@@ -54,6 +54,12 @@ def table(model_sha256: str) -> tuple[dict[bytes, int], "np.ndarray"] | None:
         return _table(model_sha256)
 
 
+def forget_table() -> None:
+    """Read the table again at its next use (tests that set it aside)."""
+    with _lock:
+        _table.cache_clear()
+
+
 def split_known(texts: list[str], model_sha256: str) -> tuple[list[int], "np.ndarray | None", list[int]]:
     """(the positions of ``texts`` the table has, their vectors, the positions it has not)."""
     found = table(model_sha256) if texts else None
