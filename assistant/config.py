@@ -95,8 +95,8 @@ class EmbedSettings(_Group):
                     "tokens on titled corpora, but SciFact nDCG@10 fell from 0.742 to 0.735).")
     sentences: Literal["ingest", "lazy"] = _env(
         "ASSISTANT_SENTENCES", default="ingest",
-        description="ingest: every abstract's sentences are embedded with its chunks (on the bundled 95 papers the "
-                    "ingest costs ~2x the CPU, ~11 s more; a question new to the index then costs no more than one "
+        description="ingest: every abstract's sentences are embedded with its chunks (on 2,000 arXiv papers the "
+                    "ingest costs 1.6x the CPU: docs/speed.md; a question new to the index then costs no more than one "
                     "asked before: benchmarks/cost.py); lazy: on first sight, by the question that quotes the paper "
                     "(~0.15 s CPU per abstract). No rebuild needed either way.")
 

@@ -245,6 +245,59 @@ def loopback_llm(behave):
         server.server_close()
 
 
+# --- the fast tier's stand-in embedder -------------------------------------------------------------------------------
+
+
+class EmbedDemo:
+    """A stand-in for the model, in the spirit of simonw/llm's EmbedDemo: each word of a text counted in one of 384
+    dimensions picked by its hash, the counts scaled to unit length. Texts that share words are near, none loads a
+    model, and the same text always gives the same vector. Registered as ``ASSISTANT_EMBEDDER=demo``."""
+
+    model_name = "demo"
+    dim = 384
+
+    def embed_array(self, texts):
+        import hashlib
+        import re
+
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                out[row, int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "big") % self.dim] += 1
+            out[row] /= max(float(np.linalg.norm(out[row])), 1e-12)
+            if not out[row].any():
+                out[row, 0] = 1.0
+        return out
+
+
+def _register_the_stand_in():
+    from assistant.embed.embedders import register
+
+    register("demo", lambda settings: EmbedDemo())
+
+
+_register_the_stand_in()
+
+
+@pytest.fixture
+def demo_index(tmp_path, monkeypatch) -> Path:
+    """The six abstracts of tests/fixtures/mini.txt (copied to ``tmp_path / "mini.txt"``) in a real Chroma index
+    embedded by :class:`EmbedDemo` (the fast tier: no model loaded); ``ASSISTANT_EMBEDDER=demo`` stays set for the
+    test, as a user's setting would."""
+    from assistant.config import Settings
+    from assistant.store.ingest import ingest
+    from assistant.text.corpus import load_papers
+
+    monkeypatch.setenv("ASSISTANT_EMBEDDER", "demo")
+    path, mine = tmp_path / "demo-index", tmp_path / "mini.txt"  # the user's file: a test may edit it
+    shutil.copy(FIXTURES / "mini.txt", mine)
+    papers, _ = load_papers([mine])
+    ingest(papers, Settings.from_env(index_dir=path), sources=[str(mine)])
+    return path
+
+
 # --- tiers -------------------------------------------------------------------------------------------------------
 #
 # Every test is in one or more tiers, by what it needs (plain `pytest` runs them all; CONTRIBUTING.md has the

@@ -372,15 +372,6 @@ class LocalMiniLM:
         return out
 
 
-def embedder_id(spec: str) -> str:
-    """Stable id recorded in the manifest: an index is only usable with the same embedder."""
-    if spec == "minilm":
-        return MINILM_ID
-    if spec.startswith("openai:") and len(spec) > 7:
-        return spec
-    raise ConfigError(f"ASSISTANT_EMBEDDER={spec!r} is not valid; use 'minilm' or 'openai:<model>'")
-
-
 def embed_array(embedder, texts: list[str], on_batch: Callable[[int], None] | None = None) -> np.ndarray:
     """Embed texts as a normalised float32 matrix, whatever the embedder (``on_batch(n)``: n more
     texts are done, where the embedder reports it)."""

@@ -62,7 +62,7 @@ class Index(LexicalSide, VectorSide, SentenceSide):
     def __init__(self, settings: Settings, create: bool = False, check: bool = True):
         """``create``: an ingest opening (or making) the index; ``check``: run the integrity checks of a read
         (see integrity.check_open); writers, which hold the lock, and doctor open with ``check=False``."""
-        from assistant.embed.embedder import embedder_id
+        from assistant.embed.embedders import embedder_id
 
         self.settings = settings
         self.remote = settings.index.chroma_url
