@@ -60,10 +60,10 @@ def save(path: Path, seen: dict[str, np.ndarray]) -> dict:
     arrays = {"keys": keys, "vectors": vectors, "model_sha256": np.array(MINILM_SHA256),
               "provenance": np.array(json.dumps(about))}
     path.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:  # read by every `ask`: no inflating
         for name, array in arrays.items():
             info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
+            info.compress_type = zipfile.ZIP_STORED
             with zf.open(info, "w") as f:
                 np.lib.format.write_array(f, np.asanyarray(array), allow_pickle=False)
     return about
