@@ -196,3 +196,8 @@ def test_no_table_or_another_model_s_table_is_no_table(no_shipped_vectors, tmp_p
     shipped.forget_table()
     shutil.copy(Path(__file__).parent.parent / "assistant" / "data" / "iclr2026_vectors.npz", tmp_path / "no-table.npz")
     assert shipped.split_known(texts, "another model")[2] == [0]  # another model's
+    whole = (tmp_path / "no-table.npz").read_bytes()
+    for cut in (len(whole) // 2, len(whole) - 100):  # a truncated zip: the members, or the central directory, cut
+        (tmp_path / "no-table.npz").write_bytes(whole[:cut])
+        shipped.forget_table()
+        assert shipped.split_known(texts, MINILM_SHA256)[2] == [0]

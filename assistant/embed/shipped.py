@@ -41,8 +41,8 @@ def _table(model_sha256: str) -> tuple[dict[bytes, int], "np.ndarray"] | None:
             if str(data["model_sha256"]) != model_sha256:
                 return None
             keys, vectors = data["keys"], np.ascontiguousarray(data["vectors"], dtype=np.float32)
-    except (OSError, KeyError, ValueError):
-        return None
+    except Exception:  # noqa: BLE001  a damaged file (a truncated zip, a bad member, no key) is no table: it never
+        return None  # stops an ingest, which then embeds every text
     if vectors.ndim != 2 or keys.ndim != 2 or keys.shape[1] != 16 or len(keys) != len(vectors):
         return None
     return {k.tobytes(): row for row, k in enumerate(keys)}, vectors
