@@ -30,7 +30,6 @@ CAPABILITIES = {"prompts": {"listChanged": False}, "resources": {"listChanged": 
 # mcp.types.version.HANDSHAKE_PROTOCOL_VERSIONS, oldest to newest: a client's version among them is agreed, any
 # other gets the newest (the SDK's rule); a client of the handshake-free era sends no `initialize` at all.
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-LONGEST_FIRST_LINE = 1 << 16  # bytes: an `initialize` is a few hundred; past this the SDK reads the rest of it
 
 
 @dataclass(frozen=True)
@@ -66,9 +65,10 @@ def initialize_result(message) -> dict | None:
 
 
 def read_line(fd: int) -> bytes:
-    """One line from ``fd``, newline included, read a byte at a time so that nothing after it is consumed."""
+    """One line from ``fd``, newline included, read a byte at a time so that nothing after it is consumed (an
+    ``initialize`` is a few hundred bytes)."""
     got = bytearray()
-    while len(got) < LONGEST_FIRST_LINE:
+    while True:
         byte = os.read(fd, 1)
         if not byte:
             break
