@@ -7,6 +7,8 @@ For each corpus size (the bundled 95 ICLR abstracts; the first N arxiv-ml papers
 ``assistant ingest`` into a fresh index in each mode (CPU seconds of the process, papers per CPU second, peak RSS),
 then ``assistant ask`` of ``--questions`` questions new to each index (offline, ASSISTANT_RERANK=off), the two
 modes alternating: CPU p50/p95/max and peak RSS per question. Writes benchmarks/results/ingest_sentences.json.
+The bundled 95 abstracts' chunk and sentence vectors ship with the package (assistant/embed/shipped.py), so their
+ingest measures reading that table, not the model: for the model's cost, use an arxiv-ml size.
 """
 
 from __future__ import annotations
