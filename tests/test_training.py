@@ -61,7 +61,7 @@ def test_verify_fails_when_a_shipped_file_changes_behind_the_manifest(tmp_path, 
 
 
 def test_field_counts_are_written_the_same_bytes_every_time(tmp_path, training_lib):
-    from build_background import save_npz
+    from _inputs import save_npz
 
     arrays = {"term_keys": np.arange(5, dtype=np.uint64), "provenance": np.array(json.dumps({"a": 1}))}
     save_npz(tmp_path / "a.npz", arrays)

@@ -28,3 +28,22 @@ def read_jsonl(path: Path) -> list[dict]:
 
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def save_npz(path: Path, arrays: dict, compressed: bool = True) -> None:
+    """np.savez(_compressed) with fixed member dates, so the same arrays give the same bytes (the manifest's hash).
+    ``compressed=False`` for a file a process reads at each start (no inflating)."""
+    import io
+    import zipfile
+
+    import numpy as np
+
+    method = zipfile.ZIP_DEFLATED if compressed else zipfile.ZIP_STORED
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", compression=method) as zf:
+        for name, array in arrays.items():
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, np.asanyarray(array), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = method
+            zf.writestr(info, buf.getvalue())

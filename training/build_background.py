@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _inputs import PAPERS, read_text, sha256
+from _inputs import PAPERS, read_text, save_npz, sha256
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "benchmarks"  # the slices left out: benchmarks/data/corpora, benchmarks/data/heldout
@@ -34,20 +34,6 @@ def slice_ids() -> set[str]:
         if records and "abstract" in records[0]:
             out |= {r["id"] for r in records}
     return out
-
-
-def save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """np.savez_compressed with fixed member dates, so the same counts give the same bytes (the manifest's hash)."""
-    import io
-    import zipfile
-
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name, array in arrays.items():
-            buf = io.BytesIO()
-            np.lib.format.write_array(buf, np.asanyarray(array), allow_pickle=False)
-            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, buf.getvalue())
 
 
 def main() -> int:

@@ -15,10 +15,11 @@ import argparse
 import json
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 
 import numpy as np
+
+from _inputs import save_npz
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "assistant" / "data" / "iclr2026_vectors.npz"
@@ -48,7 +49,7 @@ def embedded_texts() -> dict[str, np.ndarray]:
 
 
 def save(path: Path, seen: dict[str, np.ndarray]) -> dict:
-    """Written with fixed member dates and in key order, so the same vectors give the same bytes."""
+    """Written in key order (and with fixed member dates), so the same vectors give the same bytes."""
     from assistant.embed.embedder import MINILM_ID, MINILM_SHA256
     from assistant.embed.shipped import text_key
 
@@ -59,13 +60,7 @@ def save(path: Path, seen: dict[str, np.ndarray]) -> dict:
     about = {"texts": len(keyed), "dim": int(vectors.shape[1]), "model": MINILM_ID}
     arrays = {"keys": keys, "vectors": vectors, "model_sha256": np.array(MINILM_SHA256),
               "provenance": np.array(json.dumps(about))}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:  # read by every `ask`: no inflating
-        for name, array in arrays.items():
-            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_STORED
-            with zf.open(info, "w") as f:
-                np.lib.format.write_array(f, np.asanyarray(array), allow_pickle=False)
+    save_npz(path, arrays, compressed=False)  # read by every process that embeds: no inflating
     return about
 
 

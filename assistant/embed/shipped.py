@@ -3,16 +3,16 @@
 The bundled corpus is package data, and so are the texts the ingest embeds from it (its chunks as the default
 settings cut them, and its abstracts' sentences). ``assistant/data/iclr2026_vectors.npz`` holds the local MiniLM's
 vector for each, keyed by the sha256 of the text, as ``training/build_vectors.py`` computed them with this package's
-model: a user's first command then builds the bundled index in ~4 s CPU instead of ~22. A text not in the table
+model: a user's first command then costs 2.6 s CPU instead of 24 (docs/speed.md). A text not in the table
 (another corpus, other chunk settings, an edited abstract) is embedded as always. The table is used only for the
 model whose sha256 it records (:data:`~assistant.embed.embedder.MINILM_SHA256`); a missing or unreadable file is
-no table. ``tests/test_embedder.py`` re-embeds a sample of its texts and compares.
+no table. Read once per process that embeds (~10 ms CPU, 1.5 MB). ``tests/test_embedder.py`` re-embeds a sample of
+its texts and compares.
 """
 
 from __future__ import annotations
 
 import hashlib
-import threading
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -20,8 +20,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
-
-_lock = threading.Lock()
 
 
 def table_path() -> Path:
@@ -33,7 +31,8 @@ def text_key(text: str) -> bytes:
 
 
 @lru_cache(maxsize=1)
-def _table(model_sha256: str) -> tuple[dict[bytes, int], "np.ndarray"] | None:
+def table(model_sha256: str) -> tuple[dict[bytes, int], "np.ndarray"] | None:
+    """(row of each text's key, the vectors) for the model of ``model_sha256``; None where there is none."""
     import numpy as np
 
     try:
@@ -48,16 +47,9 @@ def _table(model_sha256: str) -> tuple[dict[bytes, int], "np.ndarray"] | None:
     return {k.tobytes(): row for row, k in enumerate(keys)}, vectors
 
 
-def table(model_sha256: str) -> tuple[dict[bytes, int], "np.ndarray"] | None:
-    """(row of each text's key, the vectors) for the model of ``model_sha256``; None where there is none."""
-    with _lock:
-        return _table(model_sha256)
-
-
 def forget_table() -> None:
     """Read the table again at its next use (tests that set it aside)."""
-    with _lock:
-        _table.cache_clear()
+    table.cache_clear()
 
 
 def split_known(texts: list[str], model_sha256: str) -> tuple[list[int], "np.ndarray | None", list[int]]:
