@@ -470,3 +470,21 @@ def test_a_new_topic_ends_them(conversation):
     switched = conversation.ask("Different question: is there anything on ECG signals?")
     assert switched.citations and not {c.paper_id for c in switched.citations} & {c.paper_id for c in listed.citations}
     assert conversation.among("which of them use a state-space model?") == []
+
+
+def test_a_followup_after_a_refused_turn_is_about_the_paper_talked_about_before(conversation):
+    """A refusal in between does not become what "it" is: the follow-up is read against the last answer that
+    cited papers (it was asked as "is there any work on sentiment analysis ...? how long are the inputs ...?")."""
+    conversation.ask("What is LongFilter about?")
+    refused = conversation.ask("is there any work on sentiment analysis of tweets?")
+    assert not refused.citations
+    ans = conversation.ask("how long are the inputs it handles?")
+    assert [c.paper_id for c in ans.citations] == ["002_20c6bded0bdf1017#8"]
+
+
+def test_a_followup_naming_another_paper_is_about_that_paper_unless_it_compares(conversation):
+    """"And in DeepEyes, ...?" asks DeepEyes what was asked of LongFilter: DeepEyes alone; "compare it with
+    DeepEyes" is about both (test above)."""
+    conversation.ask("What is LongFilter about?")
+    ans = conversation.ask("and in DeepEyes, which reward does it use?")
+    assert [c.paper_id for c in ans.citations] == ["000_c647aebf503422f2#14"]

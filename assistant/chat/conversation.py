@@ -25,7 +25,7 @@ from assistant.config import Settings
 from assistant.errors import InputError
 from assistant.search.retrieve import Retriever
 from assistant.text.english import (
-    COUNT_WORDS, FILLER_STEMS, GIST_STEMS, NUMBERED_SOURCE, ORDINALS, ORDINAL_SOURCE, ORDINAL_WORDS, RUN_OF_SOURCES)
+    COMPARING, COUNT_WORDS, FILLER_STEMS, GIST_STEMS, NUMBERED_SOURCE, ORDINALS, ORDINAL_SOURCE, ORDINAL_WORDS, RUN_OF_SOURCES)
 
 #: "[2]", "[1, 3]": the answer's own citation markers.
 _BRACKET = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
@@ -112,6 +112,13 @@ class Conversation:
     def last(self) -> Turn | None:
         return self.turns[-1] if self.turns else None
 
+    @property
+    def context(self) -> Turn | None:
+        """The turn a follow-up reads: the last one that cited papers, else the last one. A refused, failed or
+        chit-chat turn in between changes nothing ("is there anything on X?" refused, then "does it need labels?"
+        is still about the paper talked about before)."""
+        return next((t for t in reversed(self.turns) if _cited(t.answer)), self.last)
+
     def kind(self, question: str) -> str:
         """How the turn is read (:mod:`assistant.chat.turns`): "new", "followup", "more", "among" or "chat", among
         the kinds the conversation allows: no follow-up before a first answer, "more" only of the one paper talked
@@ -130,7 +137,7 @@ class Conversation:
             possible = {"new"} | ({"chat"} if not named else set())
             if self.turns:
                 possible.add("followup")
-                if self.last.answer.intent != "area" and talked and named <= {talked[0]}:
+                if self.context.answer.intent != "area" and talked and named <= {talked[0]}:
                     possible.add("more")
                 if self._choices():
                     possible.add("among")
@@ -147,8 +154,8 @@ class Conversation:
                                       previous=self._previous_vector())
 
     def _previous_vector(self):
-        """The vector of the turn before this one (what the turn model reads the turn against), if any."""
-        return self.retriever.embed_query(self.last.question) if self.turns else None
+        """The vector of the turn this one follows (:attr:`context`; what the turn model reads it against), if any."""
+        return self.retriever.embed_query(self.context.question) if self.turns else None
 
     def _searchable(self, text: str) -> bool:
         """Whether the corpus has something on ``text`` though the turn model reads it as chit-chat ("RLHF" alone
@@ -175,11 +182,13 @@ class Conversation:
                 [(h.paper_id, h.title) for h in prev.sources[:1] if prev.answerable]  # an LLM that cited none
             if first and self.kind(question) == "more":
                 return first
-            # "and CurlFlow?", "compare it with DeepEyes": a follow-up naming another paper is about both, it first
+            # a follow-up naming another paper is about it ("and CurlFlow?", "in CLASH, which models struggled?"),
+            # and about both when it sets them side by side ("compare it with DeepEyes"), the named one first
             named = [pid for pid in self.retriever.named(question) if pid not in {pid for pid, _ in first}]
             if first and named and self.kind(question) == "followup":
                 papers = self.retriever.papers()
-                return [(pid, papers[pid].title) for pid in named if pid in papers] + first
+                return [(pid, papers[pid].title) for pid in named if pid in papers] + \
+                    (first if COMPARING.search(question) else [])
             return []
         cited = sorted(prev.citations, key=lambda c: c.n)
         listed_hits = prev.sources or prev.related  # a refusal lists the nearest papers: "paper 1" is the first
@@ -203,10 +212,7 @@ class Conversation:
         """The answer "[2]", "the second one", "the first two" point into: the last one that cited papers (a
         refused or failed turn does not change it; /sources shows it), else the last answer (a refusal's list of
         the nearest papers, when nothing was cited yet)."""
-        for turn in reversed(self.turns):
-            if _cited(turn.answer):
-                return turn.answer
-        return self.last.answer
+        return self.context.answer
 
     def among(self, question: str) -> list[tuple[str, str]]:
         """(paper id, title) of the papers a choice ("which of them ...?") is between; [] for any other turn."""
@@ -249,16 +255,16 @@ class Conversation:
                 return rewritten
         elif not self.is_followup(question) and not self._continues(question):
             return question
-        prev = self.last
+        prev = self.context
         # The previous top paper's title anchors "it"; the previous question carries the topic.
         _, anchor = self._talked_about() or (None, "")
         base = prev.answer.retrieval_query or prev.question
         return " ".join(x for x in (base, anchor, question) if x)
 
     def _talked_about(self) -> tuple[str, str] | None:
-        """(paper id, title) of the previous answer's top paper: its first citation, else (an LLM that cited
-        nothing) its first source."""
-        prev = self.last.answer
+        """(paper id, title) of the top paper of the answer a follow-up reads (:attr:`context`): its first citation,
+        else (an LLM that cited nothing) its first source."""
+        prev = self.context.answer
         if prev.citations:
             return prev.citations[0].paper_id, prev.citations[0].title
         if prev.sources and prev.answerable:
@@ -270,7 +276,7 @@ class Conversation:
         ("what datasets did it use?" after a list)."""
         from assistant.search.decide import area_probability, models
 
-        return self.last.answer.intent != "area" or \
+        return self.context.answer.intent != "area" or \
             area_probability(question, self.retriever.embed_query(question)) < models()["intent"].threshold
 
     def _answerable(self, question: str) -> bool:
@@ -360,7 +366,7 @@ class Conversation:
             # nothing at all ("and the last one?"): what the last question asked of another paper
             gist = not held - FILLER_STEMS and bool(held & GIST_STEMS)
             if not held - FILLER_STEMS and not gist:
-                asked = self.last.question
+                asked = self.context.question
             if self.kind(question) == "more":  # what the conversation has not quoted yet
                 skip = frozenset(s for t in self.turns
                                  for s in re.findall(r"^- (.*?) \[\d+(?:[,;]\s*\d+)*\]$", t.answer.text, re.M))
@@ -404,7 +410,8 @@ class Conversation:
         RESFL's "uncertainty-guided fairness-aware aggregation", not a paper sharing only the framing words);
         "none of them" when none comes close. None when the user names a paper none of them is ("the one with
         MergOPT"): asked of the corpus."""
-        asked = _asked_of_them(self.retriever.within(pid for pid, _ in among).mend(question)) or self.last.question
+        asked = _asked_of_them(self.retriever.within(pid for pid, _ in among).mend(question)) or \
+            self.context.question
         best = self._closest_sentences(asked, [pid for pid, _ in among])
         if not best:
             return None

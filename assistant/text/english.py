@@ -134,6 +134,11 @@ FILLER_STEMS = {"tell", "me", "more", "about", "what", "how", "doe", "do", "is",
 #: Stemmed words that ask what the papers are: "compare [1] and [2]", "describe the second one".
 GIST_STEMS = {"compar", "explain", "describ", "summar", "summari", "tell", "differ", "contrast", "versu", "vs"}
 
+#: A question that sets papers side by side ("compare it with DeepEyes", "how does that stack up against X?",
+#: "is X better than it?"): a follow-up naming another paper is then about both, else about the one it names.
+COMPARING = re.compile(r"\b(?:compar\w*|contrast\w*|differ\w*|vs\.?|versus|against|than|similar\w*|unlike|both)\b",
+                       re.I)
+
 #: Counts a run of sources is asked with ("the first two").
 COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "2": 2, "3": 3, "4": 4, "5": 5}
 
