@@ -11,7 +11,10 @@ resumed from its saved turns (the chat store, as ``chat --continue`` does) and t
 A turn cites what it should when: ``cite`` is empty and it cites nothing; else it cites at least one paper of
 ``cite`` and none outside ``cite`` and ``borderline``. Reported per pattern (new, pronoun, among, reference, switch,
 absent, named), live (every turn, and the turns after the first) and resumed (the turns after the first), with how
-often a resumed turn cites what the live one did. A turn that raises
+often a resumed turn cites what the live one did, and the follow-ups (pronoun, among, reference) whose earlier
+turn was answered right ("after_a_right_turn": what the conversation itself resolves), and the reference turns
+judged against the list the user was shown ("reference_as_shown": the set's positions applied to the live answer
+before them, whose order and length may differ from the set's). A turn that raises
 (a reference the conversation cannot resolve) cites nothing. Writes benchmarks/results/conversations.json, keeping
 the runs recorded under other labels.
 """
@@ -30,6 +33,23 @@ from _bundled import bundled_index
 
 HERE = Path(__file__).resolve().parent
 DEFAULT = HERE / "data" / "heldout" / "conversations_blind.jsonl"
+
+
+#: Turns that read an earlier answer: "after_a_right_turn" counts them only where the last turn before them that was
+#: not an absent topic was answered right, which separates what the conversation resolves from what the single
+#: question before it got wrong.
+FOLLOWING = ("pronoun", "among", "reference")
+
+
+def shown_right(listed: list[str], shown: list[str] | None, turn: dict, got: list[str] | None) -> bool:
+    """A reference turn ("compare the first two") judged against the list the user saw: the positions its ``cite``
+    has in the set's list (``listed``) applied to the papers the live answer before it cited (``shown``); a
+    position past that list is right only as an error (it cites nothing)."""
+    positions = [listed.index(p) for p in turn["cite"] if p in listed]
+    shown = shown or []
+    if any(i >= len(shown) for i in positions):
+        return got is None
+    return got is not None and set(got) == {shown[i] for i in positions}
 
 
 def cited(ask, question: str) -> list[str] | None:
@@ -57,6 +77,8 @@ def run(path: Path, settings) -> dict:
 
     convs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     live_ok, later_ok, resumed_ok, same = defaultdict(list), defaultdict(list), defaultdict(list), []
+    after_right = defaultdict(list)  # follow-ups whose earlier turn was answered right: the conversation's own share
+    as_shown = []  # reference turns judged against the list the user was shown
     rows = []
     store_dir = Path(tempfile.mkdtemp())
     for conv_data in convs:
@@ -68,6 +90,14 @@ def run(path: Path, settings) -> dict:
                 answers.append(None)
             live.append(got)
             live_ok[turn["pattern"]].append(right(turn, got))
+        flags = [right(t, g) for t, g in zip(conv_data["turns"], live)]
+        for t, turn in enumerate(conv_data["turns"]):
+            earlier = [i for i in range(t) if conv_data["turns"][i]["pattern"] != "absent"]
+            if turn["pattern"] in FOLLOWING and earlier and flags[earlier[-1]]:
+                after_right[turn["pattern"]].append(flags[t])
+            if turn["pattern"] == "reference" and earlier:
+                as_shown.append(shown_right(conv_data["turns"][earlier[-1]]["cite"], live[earlier[-1]], turn,
+                                            live[t]))
         for t in range(1, len(conv_data["turns"])):
             store = ChatStore(store_dir)
             cid = store.new()
@@ -90,6 +120,10 @@ def run(path: Path, settings) -> dict:
             "resumed": share(everything(resumed_ok)), "resumed_as_live": share(same),
             "by_pattern": {p: {"n": len(v), "live": share(v), "live_after_first": share(later_ok.get(p, [])),
                                "resumed": share(resumed_ok.get(p, []))} for p, v in sorted(live_ok.items())},
+            "after_a_right_turn": {"n": len(everything(after_right)), "share": share(everything(after_right)),
+                                   "by_pattern": {p: {"n": len(v), "share": share(v)}
+                                                  for p, v in sorted(after_right.items())}},
+            "reference_as_shown": {"n": len(as_shown), "share": share(as_shown)},
             "turns_detail": rows}
 
 
