@@ -488,3 +488,4 @@ def test_a_followup_naming_another_paper_is_about_that_paper_unless_it_compares(
     conversation.ask("What is LongFilter about?")
     ans = conversation.ask("and in DeepEyes, which reward does it use?")
     assert [c.paper_id for c in ans.citations] == ["000_c647aebf503422f2#14"]
+

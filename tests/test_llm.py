@@ -219,6 +219,20 @@ def test_a_condense_that_leaves_the_reference_unresolved_falls_back_to_the_offli
     assert "LongFilter" in ans.retrieval_query and ans.sources[0].paper_id == "002_20c6bded0bdf1017#8"
 
 
+def test_a_rewrite_the_corpus_cannot_answer_keeps_the_paper_talked_about(bundled_index_dir, mocked_openai_chat):
+    """The condense prompt lost "it" ("does it use speculative decoding?" became a question on speculative decoding,
+    which no paper here covers): the answerable model, as `ask` decides, reads the rewrite as unanswerable, so the
+    follow-up is asked with the paper talked about. The hand-set cosine gate let the rewrite through, and the turn
+    was refused."""
+    conv = _conversation_with_condense(bundled_index_dir, mocked_openai_chat, "Qronos corrects rounding error [1].",
+                                       "speculative decoding to speed up LLM inference, do we cover that",
+                                       "The abstract does not mention speculative decoding [1].")
+    conv.ask("What is Qronos?")
+    ans = conv.ask("does it use speculative decoding?")
+    assert ans.answerable and "Qronos" in ans.retrieval_query
+    assert [c.paper_id for c in ans.citations] == ["001_920fbba894271a85#8"]
+
+
 def test_token_usage_and_cost_are_accounted(retriever, mocked_openai_chat, monkeypatch):
     from assistant.cli.app import app
     from typer.testing import CliRunner

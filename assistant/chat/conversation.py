@@ -249,9 +249,10 @@ class Conversation:
                 return question  # not a follow-up, and the corpus answers it as asked: nothing for the LLM to resolve
             rewritten = self._condense(question)
             # A small local model may hand the follow-up back unresolved ("how much does it improve?"), or
-            # rewrite it into something nothing in the corpus matches: the corpus does not answer the rewrite on
-            # its own, so it is combined as offline.
-            if not self.is_followup(question) or self.retriever.search(rewritten, k=3).answerable:
+            # rewrite it into something nothing in the corpus matches (the answerable model, as `ask` decides, not
+            # the hand-set cosine gate): then it is combined as offline.
+            unresolved = " ".join(rewritten.casefold().split()) == " ".join(question.casefold().split())
+            if not self.is_followup(question) or not unresolved and self._answerable(rewritten):
                 return rewritten
         elif not self.is_followup(question) and not self._continues(question):
             return question
