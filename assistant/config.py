@@ -116,7 +116,7 @@ class SearchSettings(_Group):
                                description="Weight of the dense ranking in fusion (BM25 gets 1 - w).")
     min_relevance: float | None = _env("ASSISTANT_MIN_RELEVANCE", default=None,
                                        description="Override of the hand-set relevance gate (tuning.relevance_gate, "
-                                                   "0.41: the least best-chunk cosine search, summarize and map keep).")
+                                                   "0.41: the least best-chunk cosine of a paper `search` lists as relevant).")
     rerank: str = _env(
         "ASSISTANT_RERANK", default="off",
         description="auto (smollm2 when its weights are installed, else off; the default when read from the "
@@ -184,8 +184,9 @@ class TuningSettings(_Group):
     set in code (a benchmark sweeping one), not from the environment."""
 
     relevance_gate: float = _tuned(
-        0.41, "The least best-chunk cosine of a paper `search`, `summarize` and `map` keep (ASSISTANT_MIN_RELEVANCE "
-              "overrides it); `ask`, `which` and chat decide with the fitted models. Hand-set: the middle of the "
+        0.41, "The least best-chunk cosine of a paper `search` lists as relevant, and re-ranks above "
+              "(ASSISTANT_MIN_RELEVANCE overrides it); `ask`, `which`, `summarize`, `map` and chat decide with the "
+              "fitted models. Hand-set: the middle of the "
               "plateau of best balanced accuracy over the 27 answerable dev questions and absent topics "
               "(benchmarks/gate.py, removed; docs/log/research-log.md, 'Relevance gate').", ge=0.0, le=1.0)
     pool: int = _tuned(20, "Papers a question's decisions read; an area answer lists up to this many. Hand-set.", ge=1)
@@ -223,9 +224,6 @@ class TuningSettings(_Group):
     which_llm_min_cosine: float = _tuned(0.25, "`which` with an LLM: the pre-filter's least best-chunk cosine. "
                                                "Hand-set.")
     which_judged: int = _tuned(60, "`which` with an LLM: the most candidates the model judges. Hand-set.", ge=1)
-    area_relative_cut: float = _tuned(0.5, "`map --query` highlights, and `summarize` adds beside `which`'s papers, "
-                                           "the retrieved papers whose fused score is at least this share of the top "
-                                           "one. Hand-set.")
     which_evidence_terms: float = _tuned(0.3, "`which`'s evidence sentence: its cosine to the criterion + this x the "
                                               "share of the criterion's terms it holds. Hand-set.")
     summary_line_cosine: float = _tuned(0.6, "`summarize`'s line per paper: of its contribution sentences, the one "

@@ -84,6 +84,21 @@ def test_unanswerable_query_highlights_nothing(bundled_index_dir, tmp_path):
     assert cmap.answerable is False and cmap.marked == []
 
 
+def test_a_query_numbers_the_papers_an_area_answer_cites_not_every_paper_near_the_top(bundled_index_dir, tmp_path):
+    """"dataset distillation": the two dataset-distillation papers, as the area answer cites them; not CompoDistill
+    (knowledge distillation), whose fused score is over half the top one's and whose cosine passes the hand-set gate
+    that numbered papers before."""
+    from assistant.qa.answer import area_hits, retrieve
+
+    index_dir = tmp_path / "index"
+    shutil.copytree(bundled_index_dir, index_dir)
+    retriever = _retriever(index_dir)
+    cmap = build_map(retriever, "dataset distillation", method="pca")
+    assert {p.paper_id for p in cmap.marked} == {"004_b9c85a56bb10ecbe#10", "001_920fbba894271a85#19"}
+    found = retrieve(retriever, "dataset distillation", 10)
+    assert [p.paper_id for p in sorted(cmap.marked, key=lambda p: p.mark)] == [h.paper_id for h in area_hits(found)]
+
+
 def test_layout_is_cached_per_index_version(mini_index):
     from assistant.text.corpus import Paper
     from assistant.store.ingest import ingest

@@ -89,6 +89,15 @@ def test_summarize_quotes_what_each_paper_contributes_not_the_area_background(bu
     assert not background
 
 
+def test_summarize_adds_beside_which_only_the_papers_an_area_answer_cites(bundled_index_dir):
+    """Not every paper near the top: "dataset distillation" lists the two dataset-distillation papers, not
+    CompoDistill (knowledge distillation), which the hand-set cosine gate let in."""
+    res = runner.invoke(app, ["summarize", "dataset distillation", "--json", "--index-dir", str(bundled_index_dir)])
+    assert res.exit_code == 0, res.output
+    assert {c["paper_id"] for c in json.loads(res.stdout)["citations"]} == \
+        {"004_b9c85a56bb10ecbe#10", "001_920fbba894271a85#19"}
+
+
 def test_clustering_separates_two_obvious_groups():
     import numpy as np
 

@@ -157,16 +157,13 @@ def build_map(retriever: Retriever, query: str | None = None, method: str = "tsn
     marks: dict[str, int] = {}
     answerable = None
     if query:
-        from assistant.qa.answer import retrieve
+        from assistant.qa.answer import area_hits, retrieve
 
         # a map query names an area: one the corpus lacks numbers nothing (as `which` lists nothing)
         retrieval = retrieve(retriever, query, max(retriever.settings.search.top_k, 10))
         answerable = retrieval.answerable
-        if answerable and retrieval.hits:
-            top = retrieval.hits[0].score
-            cut = retriever.settings.tuning.area_relative_cut * top
-            chosen = [h for h in retrieval.hits if h.score >= cut and h.dense >= retriever.threshold()]
-            marks = {h.paper_id: n for n, h in enumerate(chosen, 1)}
+        if answerable and retrieval.hits:  # the papers an area answer to the query cites
+            marks = {h.paper_id: n for n, h in enumerate(area_hits(retrieval), 1)}
     xy = np.asarray(data["xy"], dtype=float).reshape(-1, 2)
     points = []
     for pid, (x, y), theme in zip(data["ids"], xy, data["theme"]):

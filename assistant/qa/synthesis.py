@@ -23,7 +23,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from assistant.qa.answer import Citation, corpus_verdict
+from assistant.qa.answer import Citation, area_hits, corpus_verdict, is_unsure, retrieve
 from assistant.config import Settings
 from assistant.search.retrieve import Retriever, fuse
 from assistant.text.english import (
@@ -358,15 +358,13 @@ def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: 
     from assistant.text.terms import stem_terms
 
     found = which(retriever, area, settings.replace(llm_mode="off"))
-    retrieval = retriever.search(strip_leadin(area), k=8)
     ids = [f.paper_id for f in found.papers]
-    # an area no top paper covers in words is one the corpus lacks (see `which`): no nearby papers either
-    lacks, unsure = (False, found.unsure) if ids else corpus_verdict(retriever, strip_leadin(area))
-    if not lacks:
-        for h in retrieval.hits:
-            if h.paper_id not in ids and h.dense >= retriever.threshold() \
-                    and h.score >= retriever.settings.tuning.area_relative_cut * retrieval.hits[0].score:
-                ids.append(h.paper_id)
+    # besides `which`'s papers, those an area answer to it cites; an area the corpus lacks (the answerable model,
+    # as `ask` decides) lists nothing
+    retrieval = retrieve(retriever, strip_leadin(area), max(settings.search.top_k, 10))
+    unsure = found.unsure if ids else retrieval.answerable and is_unsure(retrieval)
+    if retrieval.answerable:
+        ids += [h.paper_id for h in area_hits(retrieval) if h.paper_id not in ids]
     ids = ids[:max_papers]
     if not ids:
         from assistant.prompts import NO_ANSWER_PHRASE
