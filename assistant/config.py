@@ -116,7 +116,8 @@ class SearchSettings(_Group):
                                description="Weight of the dense ranking in fusion (BM25 gets 1 - w).")
     min_relevance: float | None = _env("ASSISTANT_MIN_RELEVANCE", default=None,
                                        description="Override of the hand-set relevance gate (tuning.relevance_gate, "
-                                                   "0.41: the least best-chunk cosine of a paper `search` lists as relevant).")
+                                                   "0.41: the top cosines under which nothing is re-ranked); set, "
+                                                   "`ask` also refuses under it.")
     rerank: str = _env(
         "ASSISTANT_RERANK", default="off",
         description="auto (smollm2 when its weights are installed, else off; the default when read from the "
@@ -184,9 +185,10 @@ class TuningSettings(_Group):
     set in code (a benchmark sweeping one), not from the environment."""
 
     relevance_gate: float = _tuned(
-        0.41, "The least best-chunk cosine of a paper `search` lists as relevant, and re-ranks above "
-              "(ASSISTANT_MIN_RELEVANCE overrides it); `ask`, `which`, `summarize`, `map` and chat decide with the "
-              "fitted models. Hand-set: the middle of the "
+        0.41, "The top cosines under which a search is not re-ranked (a refused question's order is never read) "
+              "and under which the retriever's own verdict refuses (ASSISTANT_MIN_RELEVANCE overrides it); `ask`, "
+              "`search`, `which`, `summarize`, `map` and chat decide with the fitted models. Hand-set: the middle "
+              "of the "
               "plateau of best balanced accuracy over the 27 answerable dev questions and absent topics "
               "(benchmarks/gate.py, removed; docs/log/research-log.md, 'Relevance gate').", ge=0.0, le=1.0)
     pool: int = _tuned(20, "Papers a question's decisions read; an area answer lists up to this many. Hand-set.", ge=1)
