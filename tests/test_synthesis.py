@@ -5,6 +5,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from assistant.cli.app import app
+from assistant.config import Settings
 from assistant.qa.synthesis import cluster, strip_leadin
 
 DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "data"
@@ -96,6 +97,37 @@ def test_summarize_adds_beside_which_only_the_papers_an_area_answer_cites(bundle
     assert res.exit_code == 0, res.output
     assert {c["paper_id"] for c in json.loads(res.stdout)["citations"]} == \
         {"004_b9c85a56bb10ecbe#10", "001_920fbba894271a85#19"}
+
+
+def test_which_lists_the_papers_that_write_the_name_a_criterion_is_about(bundled_index_dir):
+    """A dataset's or a model's name is never paraphrased: "evaluate on ImageNet" lists the one paper that writes
+    ImageNet (before, two evaluator benchmarks that share the word "evaluate"), with its sentence naming it; "use
+    MuJoCo" every paper that writes MuJoCo; a name in capitals no paper spells out ("COCO") too."""
+    def listed(criterion):
+        res = runner.invoke(app, ["which", criterion, "--json", "--index-dir", str(bundled_index_dir)])
+        assert res.exit_code == 0, res.output
+        return {p["paper_id"]: p["evidence"] for p in json.loads(res.stdout)["papers"]}
+
+    imagenet = listed("papers that evaluate on ImageNet")
+    assert list(imagenet) == ["003_22ceaf1a0eb8de0c#4"] and "ImageNet" in imagenet["003_22ceaf1a0eb8de0c#4"]
+    assert set(listed("which papers use MuJoCo?")) == {"000_c647aebf503422f2#4", "001_920fbba894271a85#4",
+                                                       "003_22ceaf1a0eb8de0c#16"}
+    assert list(listed("evaluated on COCO")) == ["001_920fbba894271a85#19"]
+    assert listed("papers evaluated on Kinetics-700") == {}  # a name no abstract writes: nothing
+
+
+def test_a_criterion_is_about_a_name_only_when_the_name_is_what_it_asks(bundled_index_dir):
+    """An acronym the papers spell out ("reinforcement learning (RL)") stands for words a paper may write instead;
+    a criterion of alternatives, or one the name is a small part of, is read as a topic."""
+    from assistant.search.names import criterion_name
+    from assistant.store.opening import open_index
+
+    index = open_index(Settings.from_env(index_dir=bundled_index_dir), build_default=False)
+    assert criterion_name(index, "evaluate on ImageNet") == "ImageNet"
+    assert criterion_name(index, "use LLaMA-2 models") == "LLaMA-2"
+    assert criterion_name(index, "about RL") is None
+    assert criterion_name(index, "proteins, molecules or DNA") is None
+    assert criterion_name(index, "LLM-based agents") is None
 
 
 def test_clustering_separates_two_obvious_groups():

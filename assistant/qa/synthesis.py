@@ -5,8 +5,11 @@ score as search. A paper qualifies when (1) its fused score is within ``tuning.w
 paper's, (2) it is an outlier for the criterion against the corpus's own distribution, on its dense
 or its fused score (robust z-score above the level at which, under a normal null, less than one
 paper of the corpus would pass by chance: z > Φ⁻¹(1 - 1/N)), (3) its best chunk's cosine is at
-least ``tuning.which_min_cosine``, and (4) the criterion clears the relevance gate at all. With an LLM
-configured, a looser candidate set is judged in batches by the model.
+least ``tuning.which_min_cosine``, and (4) the corpus does not lack the criterion (the answerable model, as
+``ask`` decides). With an LLM configured, a looser candidate set is judged in batches by the model. Two criteria
+are read otherwise: "papers that introduce X" by each paper's contribution sentence, and a criterion about a name
+("evaluated on ImageNet", "use MuJoCo": :func:`.names.criterion_name`) by the papers that write it, since a name
+is never paraphrased.
 
 ``summarize`` takes the area's papers, clusters their vectors into themes (Ward linkage on
 unit vectors), labels each theme by its distinctive terms, and gives each paper its one-line
@@ -25,10 +28,11 @@ import numpy as np
 
 from assistant.qa.answer import Citation, area_hits, corpus_verdict, is_unsure, retrieve
 from assistant.config import Settings
+from assistant.search.names import criterion_name, papers_writing
 from assistant.search.retrieve import Retriever, fuse
 from assistant.text.english import (
-    CONTRIBUTION_RE, CRITERION_LEADIN, INTRODUCES_OBJECT, KIND_OF_PAPER, LABEL_STOPWORDS, LISTED_NUMBERS, NONE_VERDICT,
-    OBJECT_FILLER)
+    ALTERNATIVES, CONTRIBUTION_RE, CRITERION_LEADIN, INTRODUCES_OBJECT, KIND_OF_PAPER, LABEL_STOPWORDS, LISTED_NUMBERS,
+    NONE_VERDICT, OBJECT_FILLER)
 
 
 @dataclass
@@ -167,6 +171,12 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
     outlier = (_robust_z(dense) >= z_cut) | (_robust_z(fused) >= z_cut)
     order = np.argsort(-fused)
     papers = retriever.papers()
+    # "evaluated on ImageNet": a name, never paraphrased; the papers that write it, each with the sentence that does
+    name = criterion_name(retriever.index, query)
+    if name is not None:
+        writing = papers_writing(retriever.index, name)
+        return WhichResult(criterion, [Finding(ids[i], papers[ids[i]].title, writing[ids[i]], float(fused[i]))
+                                       for i in order if ids[i] in writing], mode)
     # "papers that introduce a benchmark": a kind of paper, found by what its contribution sentence says; read
     # from the criterion without its framing, so "introduce a new benchmark" lists the same papers
     kind = contribution_matches(query, papers)
@@ -206,7 +216,7 @@ def contribution_matches(criterion: str, papers: dict) -> dict[str, str]:
     m = KIND_OF_PAPER.match(criterion)
     if not m:
         return {}
-    alternatives = [_words(alt) - OBJECT_FILLER for alt in re.split(r",|\bor\b|/", m.group(1))]
+    alternatives = [_words(alt) - OBJECT_FILLER for alt in ALTERNATIVES.split(m.group(1))]
     alternatives = [alt for alt in alternatives if alt]
     if not alternatives:
         return {}

@@ -208,6 +208,89 @@ def _named_by_run(index, question: str, papers: dict) -> list[str]:
     return []
 
 
+def criterion_name(index, criterion: str) -> str | None:
+    """The name a `which` criterion is about, written as only names are ("evaluated on ImageNet", "use MuJoCo",
+    "compare against GPT-4o"): a coined name or one with digits (the lower-case parts of a hyphenated word left
+    out: "MuJoCo-based" is "MuJoCo"), carrying at least half of the criterion's IDF weight. None for a criterion
+    of alternatives ("proteins, molecules or DNA") or with no such name; an acronym in capitals ("RL", "GNN") is
+    not one, since papers write its words out instead. A name is never paraphrased, so the papers meeting the
+    criterion are those whose text has it (:func:`papers_writing`)."""
+    from assistant.search.decide import terms, topical
+
+    from assistant.text.english import ALTERNATIVES
+
+    if ALTERNATIVES.search(criterion):
+        return None
+    weights = index.term_weights()
+    rarest = max(weights.values(), default=1.0)
+    asked = topical(criterion)
+    total = sum(weights.get(t, rarest) for t in asked) or 1.0
+    for m in _TOKEN.finditer(criterion):
+        name = "-".join(part for part in m.group().split("-") if not part.isalpha() or not part.islower())
+        capitals = 2 <= len(name) <= 8 and name.isalpha() and name.isupper()
+        coined = _coined(name) or any(c.isdigit() for c in name) and any(c.isalpha() for c in name)
+        if name and (coined or capitals) and sum(weights.get(t, rarest) for t in terms(name) & asked) / total >= 0.5 \
+                and _never_spelled_out(index, name, needs_holder=not coined):
+            return name
+    return None
+
+
+def _never_spelled_out(index, word: str, needs_holder: bool) -> bool:
+    """Whether the papers writing the word never spell it out: "COCO", "MNIST", "ImageNet" are names; "RL" and
+    "MoE" stand for words ("reinforcement learning (RL)") a paper may write instead. ``needs_holder``: a word in
+    capitals no paper writes says nothing either way (``which`` reads the criterion as a topic)."""
+    from assistant.text.latex import readable
+
+    papers = index.all_papers()
+    held = False
+    for pid in _writers(index, word):
+        if _spelled_out(word, readable(papers[pid].abstract)):
+            return False
+        held = True
+    return held or not needs_holder
+
+
+def _spelled_out(acronym: str, text: str) -> bool:
+    """Whether the text spells the acronym out beside it, in any case: "reinforcement learning (RL)", "Graph
+    Neural Networks (GNNs)", "mixture of experts (MoE)" (a short word inside may be skipped)."""
+    for m in re.finditer(rf"\(\s*{re.escape(acronym)}s?\s*\)", text):
+        words = re.findall(r"[A-Za-z]+", text[max(0, m.start() - 120):m.start()])
+        for n in (len(acronym), len(acronym) + 1):
+            chosen = [w for w in words[-n:] if n == len(acronym) or len(w) > 3]
+            if len(words) >= n and "".join(w[0] for w in chosen).lower() == acronym.lower():
+                return True
+    return False
+
+
+def papers_writing(index, name: str) -> dict[str, str]:
+    """The papers whose title or abstract writes ``name`` as a word (case aside), each with the first sentence of
+    its abstract that does (the title when none does)."""
+    from assistant.text.sentences import split_sentences
+
+    found = _written(name)
+    papers = index.all_papers()
+    return {pid: next((x for x in split_sentences(papers[pid].abstract) if found.search(x)), papers[pid].title)
+            for pid in _writers(index, name)}
+
+
+def _written(name: str) -> re.Pattern:
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.I)
+
+
+def _writers(index, name: str):
+    """Ids of the papers whose title or abstract writes ``name`` as a word, one at a time (read through the BM25
+    postings of its rarest term: at 20k papers a name is in few)."""
+    from assistant.text.terms import stem_terms
+
+    found = _written(name)
+    papers = index.all_papers()
+    rarest = min(stem_terms(name) or [""], key=lambda t: index.doc_freq(t) or 10**9)
+    for pid in _papers_with_term(index, rarest) if rarest else list(papers):
+        p = papers.get(pid)
+        if p is not None and found.search(f"{p.title}\n{p.abstract}"):
+            yield pid
+
+
 def resolve_paper(index, ref: str) -> str:
     """The id of the paper ``ref`` calls: its id, a name only it has ("Qronos", "qronos"), or a part of one title
     only ("unlearning metric"). InputError when none does, or (listing them) when several do."""

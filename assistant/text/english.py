@@ -139,6 +139,9 @@ GIST_STEMS = {"compar", "explain", "describ", "summar", "summari", "tell", "diff
 COMPARING = re.compile(r"\b(?:compar\w*|contrast\w*|differ\w*|vs\.?|versus|against|than|similar\w*|unlike|both)\b",
                        re.I)
 
+#: Where a criterion lists alternatives ("proteins, molecules or DNA", "benchmark/dataset").
+ALTERNATIVES = re.compile(r",|/|\bor\b")
+
 #: Counts a run of sources is asked with ("the first two").
 COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "2": 2, "3": 3, "4": 4, "5": 5}
 
