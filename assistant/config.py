@@ -188,8 +188,7 @@ class TuningSettings(_Group):
         0.41, "The top cosines under which a search is not re-ranked (a refused question's order is never read) "
               "and under which the retriever's own verdict refuses (ASSISTANT_MIN_RELEVANCE overrides it); `ask`, "
               "`search`, `which`, `summarize`, `map` and chat decide with the fitted models. Hand-set: the middle "
-              "of the "
-              "plateau of best balanced accuracy over the 27 answerable dev questions and absent topics "
+              "of the plateau of best balanced accuracy over the 27 answerable dev questions and absent topics "
               "(benchmarks/gate.py, removed; docs/log/research-log.md, 'Relevance gate').", ge=0.0, le=1.0)
     pool: int = _tuned(20, "Papers a question's decisions read; an area answer lists up to this many. Hand-set.", ge=1)
     max_others: int = _tuned(2, "Papers an answer about one paper cites besides it, when the relevance model passes "

@@ -25,7 +25,8 @@ from assistant.config import Settings
 from assistant.errors import InputError
 from assistant.search.retrieve import Retriever
 from assistant.text.english import (
-    COMPARING, COUNT_WORDS, FILLER_STEMS, GIST_STEMS, NUMBERED_SOURCE, ORDINALS, ORDINAL_SOURCE, ORDINAL_WORDS, RUN_OF_SOURCES)
+    COMPARING, COUNT_WORDS, FILLER_STEMS, GIST_STEMS, NUMBERED_SOURCE, ORDINALS, ORDINAL_SOURCE, ORDINAL_WORDS,
+    RUN_OF_SOURCES)
 
 #: "[2]", "[1, 3]": the answer's own citation markers.
 _BRACKET = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
