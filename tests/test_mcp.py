@@ -68,6 +68,9 @@ def test_tools_answers_refusals_names_and_resources(bundled_index_dir):
         assert [h["rank"] for h in hits.structured_content["hits"]] == [1, 2, 3]
         which = await client.call_tool("which", {"criterion": "papers on federated learning"})
         assert which.structured_content["count"] >= 3 and all(p["evidence"] for p in which.structured_content["papers"])
+        named = await client.call_tool("which", {"criterion": "evaluated on Kinetics-700"})
+        assert named.structured_content["name"] == "Kinetics-700" and named.structured_content["count"] == 0
+        assert named.content[0].text == "No paper of the corpus writes Kinetics-700 (evaluated on Kinetics-700)"
         summary = await client.call_tool("summarize", {"area": "federated learning"})
         assert summary.structured_content["themes"] and summary.structured_content["citations"]
 

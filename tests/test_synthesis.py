@@ -114,6 +114,8 @@ def test_which_lists_the_papers_that_write_the_name_a_criterion_is_about(bundled
                                                        "003_22ceaf1a0eb8de0c#16"}
     assert list(listed("evaluated on COCO")) == ["001_920fbba894271a85#19"]
     assert listed("papers evaluated on Kinetics-700") == {}  # a name no abstract writes: nothing
+    res = runner.invoke(app, ["which", "which papers use MuJoCo?", "--index-dir", str(bundled_index_dir)])
+    assert res.stdout.startswith("3 papers of the index write MuJoCo (which papers use MuJoCo?)")
 
 
 def test_a_criterion_is_about_a_name_only_when_the_name_is_what_it_asks(bundled_index_dir):

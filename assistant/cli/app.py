@@ -307,8 +307,13 @@ def which(
         return
     print_read_as(result.read_as)
     print_unsure(result.unsure)
-    out.print(f"[bold]{len(result.papers)}[/] paper{'s' if len(result.papers) != 1 else ''} match "
-              f"[italic]{escape(criterion)}[/]" + (" (judged by the LLM)" if result.mode == "llm" else ""))
+    count = f"[bold]{len(result.papers)}[/] paper{'s' if len(result.papers) != 1 else ''}"
+    if result.name:  # a name is never paraphrased: the papers that write it
+        out.print(f"{count} of the index {'writes' if len(result.papers) == 1 else 'write'} "
+                  f"[italic]{escape(result.name)}[/] ([italic]{escape(criterion)}[/])")
+    else:
+        out.print(f"{count} match [italic]{escape(criterion)}[/]" + (" (judged by the LLM)" if result.mode == "llm"
+                                                                      else ""))
     for i, f in enumerate(result.papers, 1):
         print_paper(f"{i:>2}.", f.paper_id, f.title, f.evidence)
 

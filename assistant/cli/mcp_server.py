@@ -90,6 +90,8 @@ class WhichResult(_Record):
     mode: str
     unsure: bool
     papers: list[Evidence]
+    name: str | None = Field(default=None, description="the name the criterion is about, when the papers listed are "
+                                                       "those that write it (\"evaluated on ImageNet\")")
 
 
 class Theme(_Record):
@@ -248,7 +250,7 @@ def build(make_settings, early: Early = Early()):
               ) -> WhichResult:
         found = run(lambda: library.which(criterion))
         record = WhichResult(criterion=criterion, count=len(found.papers), mode=found.mode, unsure=found.unsure,
-                             papers=[_evidence(f) for f in found.papers])
+                             papers=[_evidence(f) for f in found.papers], name=found.name)
         return result(record, render_which(record))
 
     @server.tool(description="An area of the corpus: its papers grouped into themes, with a cited overview.")
@@ -322,7 +324,8 @@ def render_paper(r: PaperResult) -> str:
 
 def render_which(r: WhichResult) -> str:
     if not r.papers:
-        return f"No paper of the corpus meets: {r.criterion}"
+        return f"No paper of the corpus writes {r.name} ({r.criterion})" if r.name else \
+            f"No paper of the corpus meets: {r.criterion}"
     return f"{r.count} papers meet: {r.criterion}\n" + "\n".join(
         f"- {p.paper_id}: {p.title}\n  \"{p.evidence}\"" for p in r.papers)
 

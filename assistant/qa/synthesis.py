@@ -55,11 +55,13 @@ class WhichResult:
     read_as: str | None = None  # the criterion with its typos mended, when it had any
     #: the answerable model reads the criterion as more likely a topic the corpus lacks (as ``ask``'s ``unsure``)
     unsure: bool = False
+    #: the name the criterion is about ("evaluated on ImageNet"), when the papers listed are those that write it
+    name: str | None = None
 
     def as_dict(self) -> dict:
         return {"criterion": self.criterion, "count": len(self.papers), "mode": self.mode,
                 "papers": [p.as_dict() for p in self.papers]} | ({"read_as": self.read_as} if self.read_as else {}) \
-            | ({"unsure": True} if self.unsure else {})
+            | ({"unsure": True} if self.unsure else {}) | ({"name": self.name} if self.name else {})
 
 
 @dataclass
@@ -176,7 +178,7 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
     if name is not None:
         writing = papers_writing(retriever.index, name)
         return WhichResult(criterion, [Finding(ids[i], papers[ids[i]].title, writing[ids[i]], float(fused[i]))
-                                       for i in order if ids[i] in writing], mode)
+                                       for i in order if ids[i] in writing], mode, name=name)
     # "papers that introduce a benchmark": a kind of paper, found by what its contribution sentence says; read
     # from the criterion without its framing, so "introduce a new benchmark" lists the same papers
     kind = contribution_matches(query, papers)
