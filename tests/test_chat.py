@@ -489,3 +489,13 @@ def test_a_followup_naming_another_paper_is_about_that_paper_unless_it_compares(
     ans = conversation.ask("and in DeepEyes, which reward does it use?")
     assert [c.paper_id for c in ans.citations] == ["000_c647aebf503422f2#14"]
 
+
+
+def test_which_of_them_about_a_name_is_the_papers_that_write_it(conversation):
+    """A choice about a dataset's name reads the name, as `which` does: of the two dataset-distillation papers,
+    the multimodal one reports on COCO; neither writes CIFAR-10 (the closest sentence chose the multimodal one)."""
+    conversation.ask("What work exists on dataset distillation?")
+    coco = conversation.ask("which of them report results on COCO?")
+    assert [c.paper_id for c in coco.citations] == ["001_920fbba894271a85#19"]
+    cifar = conversation.ask("which of them use CIFAR-10?")
+    assert not cifar.citations and cifar.text == "None of the 2 papers cited earlier writes CIFAR-10."

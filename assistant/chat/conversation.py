@@ -410,21 +410,29 @@ class Conversation:
         """Answer a choice among the previous answer's papers from those papers, chosen by meaning
         (:meth:`_choose_among`): each paper's sentence closest to what is asked ("which of them handles fairness?":
         RESFL's "uncertainty-guided fairness-aware aggregation", not a paper sharing only the framing words);
-        "none of them" when none comes close. None when the user names a paper none of them is ("the one with
-        MergOPT"): asked of the corpus."""
+        "none of them" when none comes close. A choice about a name ("which of them use MuJoCo?") is the papers
+        that write it, as in `which`. None when the user names a paper none of them is ("the one with MergOPT"):
+        asked of the corpus."""
+        from assistant.search.names import criterion_name, papers_writing
+
         asked = _asked_of_them(self.retriever.within(pid for pid, _ in among).mend(question)) or \
             self.context.question
         best = self._closest_sentences(asked, [pid for pid, _ in among])
         if not best:
             return None
-        chosen = self._choose_among(asked, [pid for pid, _ in among], best)
+        name = criterion_name(self.retriever.index, asked)
+        if name is not None:
+            writing = papers_writing(self.retriever.index, name)
+            chosen = [pid for pid, _ in among if pid in writing and pid in best]
+        else:
+            chosen = self._choose_among(asked, [pid for pid, _ in among], best)
         if not chosen:
             if set(self.retriever.named(question)) - set(best):
                 return None  # "the one with MergOPT": none of them is; the corpus has it
-            answer = Answer(question=question, text=f"None of the {len(among)} papers cited earlier addresses this.",
-                            mode="llm" if self.settings.llm_enabled else "extractive", answerable=False)
-            return answer
-        if self.settings.llm_enabled:
+            none = f"writes {name}" if name else "addresses this"
+            return Answer(question=question, text=f"None of the {len(among)} papers cited earlier {none}.",
+                          mode="llm" if self.settings.llm_enabled else "extractive", answerable=False)
+        if self.settings.llm_enabled and name is None:
             # an LLM reads every abstract and chooses by meaning, which the cosine cannot always do ("which of
             # them proposes a defense?": MiniLM prefers the attack paper that mentions defenses); it cites
             # only what it uses, and its citations are checked
