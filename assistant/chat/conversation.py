@@ -413,7 +413,7 @@ class Conversation:
         "none of them" when none comes close. A choice about a name ("which of them use MuJoCo?") is the papers
         that write it, as in `which`. None when the user names a paper none of them is ("the one with MergOPT"):
         asked of the corpus."""
-        from assistant.search.names import criterion_name, papers_writing
+        from assistant.search.names import criterion_name, writes
 
         asked = _asked_of_them(self.retriever.within(pid for pid, _ in among).mend(question)) or \
             self.context.question
@@ -422,8 +422,8 @@ class Conversation:
             return None
         name = criterion_name(self.retriever.index, asked)
         if name is not None:
-            writing = papers_writing(self.retriever.index, name)
-            chosen = [pid for pid, _ in among if pid in writing and pid in best]
+            papers = self.retriever.papers()
+            chosen = [pid for pid, _ in among if pid in best and writes(papers[pid], name)]
         else:
             chosen = self._choose_among(asked, [pid for pid, _ in among], best)
         if not chosen:

@@ -210,13 +210,12 @@ def _named_by_run(index, question: str, papers: dict) -> list[str]:
 
 def criterion_name(index, criterion: str) -> str | None:
     """The name a `which` criterion is about, written as only names are ("evaluated on ImageNet", "use MuJoCo",
-    "compare against GPT-4o"): a coined name or one with digits (the lower-case parts of a hyphenated word left
-    out: "MuJoCo-based" is "MuJoCo"), carrying at least half of the criterion's IDF weight. None for a criterion
-    of alternatives ("proteins, molecules or DNA") or with no such name; an acronym in capitals ("RL", "GNN") is
-    not one, since papers write its words out instead. A name is never paraphrased, so the papers meeting the
-    criterion are those whose text has it (:func:`papers_writing`)."""
+    "compare against GPT-4o", "COCO"): a coined name, one with digits, or capitals (the lower-case parts of a
+    hyphenated word left out: "MuJoCo-based" is "MuJoCo"), carrying at least half of the criterion's IDF weight,
+    that no paper writing it spells out (an acronym such as "RL" or "MoE" stands for words a paper may write
+    instead). None for a criterion of alternatives ("proteins, molecules or DNA") or with no such name. A name is
+    never paraphrased, so the papers meeting the criterion are those whose text has it (:func:`papers_writing`)."""
     from assistant.search.decide import terms, topical
-
     from assistant.text.english import ALTERNATIVES
 
     if ALTERNATIVES.search(criterion):
@@ -273,8 +272,14 @@ def papers_writing(index, name: str) -> dict[str, str]:
             for pid in _writers(index, name)}
 
 
+@functools.lru_cache(maxsize=64)
 def _written(name: str) -> re.Pattern:
     return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.I)
+
+
+def writes(paper, name: str) -> bool:
+    """Whether the paper's title or abstract writes ``name`` as a word (case aside)."""
+    return bool(_written(name).search(f"{paper.title}\n{paper.abstract}"))
 
 
 def _writers(index, name: str):
@@ -282,12 +287,11 @@ def _writers(index, name: str):
     postings of its rarest term: at 20k papers a name is in few)."""
     from assistant.text.terms import stem_terms
 
-    found = _written(name)
     papers = index.all_papers()
     rarest = min(stem_terms(name) or [""], key=lambda t: index.doc_freq(t) or 10**9)
     for pid in _papers_with_term(index, rarest) if rarest else list(papers):
         p = papers.get(pid)
-        if p is not None and found.search(f"{p.title}\n{p.abstract}"):
+        if p is not None and writes(p, name):
             yield pid
 
 
