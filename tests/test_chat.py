@@ -23,6 +23,8 @@ from .conftest import sse_response
     ("what does paper 2 propose?", [2], []),
     ("papers 1 and 4: which is faster?", [1, 4], []),
     ("what about source #3", [3], []),
+    ("tell me more about #2", [2], []),
+    ("#1 vs #3?", [1, 3], []),
     ("compare the first and third papers", [], [1, 3]),
     ("Is the 2nd work better than the 1st?", [], [2, 1]),
     ("and the last one?", [], [-1]),
@@ -31,6 +33,8 @@ from .conftest import sse_response
     ("what was the second experiment?", [], []),
     ("how many papers from 2025 study this?", [], []),
     ("what does it propose?", [], []),
+    ("show 001_920fbba894271a85#8", [], []),
+    ("is it written in C#?", [], []),
 ])
 def test_references_are_parsed_from_the_question(question, numbers, positions):
     assert references(question) == (numbers, positions)
@@ -195,6 +199,13 @@ def test_bracketed_numbers_name_several_sources_and_each_is_quoted(conversation)
     assert [h.paper_id for h in ans.sources] == [by_n[3], by_n[1]]
     assert [(c.n, c.paper_id) for c in ans.citations] == [(1, by_n[3]), (2, by_n[1])]
     assert conversation.retriever.allowed is None  # the pin lasts one turn
+
+
+def test_a_hashtag_number_is_the_source_with_that_number(conversation):
+    first = conversation.ask("what work exists on federated learning?")
+    by_n = {h.rank: h.paper_id for h in first.sources}
+    ans = conversation.ask("tell me more about #2")
+    assert [c.paper_id for c in ans.citations] == [by_n[2]]
 
 
 def test_a_named_paper_is_answered_even_when_the_gate_would_refuse(bundled_index_dir):

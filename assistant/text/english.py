@@ -112,9 +112,11 @@ SOURCE_NOUN = r"(?:ones?|papers?|sources?|results?|works?|stud(?:y|ies)|articles
 #: How references are joined ("[1] and [3]", "the first, second or third").
 JOIN = r"\s*(?:,|&|\band\b|\bor\b|\bvs\.?|\bversus\b)\s*"
 
-#: "paper 2", "source #3", "papers 1 and 3".
+#: "paper 2", "source #3", "papers 1 and 3", and "#2", "#1 vs #3" alone (a list's number written as a hashtag;
+#: not a paper id's "...a894271a85#8", nor "C#").
 NUMBERED_SOURCE = re.compile(
-    rf"\b(?:papers?|sources?|results?|refs?|references?|citations?)\s*#?\s*(\d{{1,2}}(?:{JOIN}#?\s*\d{{1,2}})*)\b",
+    rf"(?:\b(?:papers?|sources?|results?|refs?|references?|citations?)\s*#?\s*|(?<![\w#])#)"
+    rf"(\d{{1,2}}(?:{JOIN}#?\s*\d{{1,2}})*)\b",
     re.I)
 
 #: "the second one", "the first and third papers", "the last one". A bare ordinal ("the second") counts only
