@@ -5,7 +5,8 @@ the plain dense cosine (MiniLM, best chunk per paper) as a reference.
 
     python benchmarks/heldout.py [--json OUT] [--label NAME]
 
-Sets: heldout_iclr.jsonl, casual_heldout.jsonl, mixed_heldout.jsonl and iclr_fresh.jsonl over the bundled 95 papers;
+Sets: heldout_iclr.jsonl, casual_heldout.jsonl, mixed_heldout.jsonl, iclr_fresh.jsonl and casual_blind.jsonl over the
+bundled 95 papers;
 arxiv300_questions.jsonl over arxiv300.jsonl, 300 papers drawn from ../shared/corpus/arxiv-ml with random.Random(300),
 arxiv300b_questions.jsonl over arxiv300b.jsonl, arxiv300c_questions.jsonl over arxiv300c.jsonl and
 arxiv300d_questions.jsonl over arxiv300d.jsonl, arxiv300e_questions.jsonl over arxiv300e.jsonl and
@@ -132,6 +133,10 @@ def main() -> int:
         # is the label arxiv300f_first_run_2026_12_04
         "arxiv300f": lambda: score(DATA / "arxiv300f_questions.jsonl",
                                    arxiv300_index(args.work, "arxiv300f", **overrides)),
+        # added 2026-12-06 (sixth session), written before that session's refit on casual training files; its
+        # first run is the label casual_blind_first_run_2026_12_06 (code af86f25)
+        "casual_blind (95 papers)": lambda: score(DATA / "casual_blind.jsonl",
+                                                  bundled_index(args.work / "iclr95", **overrides)),
     }
     results = {name: run() for name, run in sets.items()
                if not args.sets or any(name.startswith(s) for s in args.sets)}
