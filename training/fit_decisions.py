@@ -289,14 +289,15 @@ def as_dict(params, names, threshold: float, **extra) -> dict:
 
 def gather(files: list[Path], index_dir: Path, cache: Path) -> tuple[list[dict], list[str], list[dict]]:
     """Every question's signals, the framing terms and the missing-word examples (from ``cache`` when it was made
-    from the same inputs: the question files, which_labels.jsonl, the field counts and decide.py's code)."""
+    from the same inputs: the question files, which_labels.jsonl, the field counts, decide.py's code and this
+    script's own, which chooses the files the framing terms are read from)."""
     import hashlib
 
     from assistant.search import decide
 
     digest = hashlib.sha256()
     for path in [*files, HERE / "data" / "which_labels.jsonl", ROOT / "assistant" / "data" / "background.npz",
-                 Path(decide.__file__)]:
+                 Path(decide.__file__), Path(__file__).resolve()]:
         digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
     inputs = digest.hexdigest()
     if cache.exists():
