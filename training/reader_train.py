@@ -16,6 +16,17 @@ binary cross-entropy on every pair (is this one about it at all? the only signal
 absent topic, two topics no single paper joins). AdamW, 3e-5 for the encoder and 1e-3 for the head, linear warm-up
 and decay. A validation split (160 groups, by seed) is scored every checkpoint: held-out question sets never
 are (benchmarks/ measures them once the model is shipped).
+
+On a lent GPU machine (no network, no base package, at most 64 MiB of tree with what is carried, files back of at
+most 16 MiB): carry the groups compressed (``xz -k training/work/reader_groups.jsonl``, 14 MB), go on from the
+shipped int8 reader and save the weights in parts to ``$OUT``; then export them here::
+
+    python training/reader_train.py --groups training/work/reader_groups.jsonl.xz --init-onnx \
+        training/models/reader/reader.onnx --device cuda --work /tmp/w --steps N --batch 32 --weights-out $OUT
+    python training/reader_train.py --export-weights FOLDER      # here: reader.onnx and its manifest
+
+``--init-onnx`` reads reader.onnx back into torch (training/reader_onnx.py: the weights within half an int8 step
+of the float ones); its checkpoints do not resume a run from the base (its model has no pooler).
 """
 
 from __future__ import annotations
@@ -60,6 +71,25 @@ def build(model_dir: Path):
     return Reader()
 
 
+def make_tokenizer():
+    """The embedder's tokenizer (assistant/data/minilm/tokenizer.json), as transformers calls it: the same ids as the
+    base package's for every (query, passage) pair, and no base files needed (a lent GPU machine has none)."""
+    from transformers import PreTrainedTokenizerFast
+
+    return PreTrainedTokenizerFast(tokenizer_file=str(ROOT / "assistant" / "data" / "minilm" / "tokenizer.json"),
+                                   unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]", cls_token="[CLS]",
+                                   mask_token="[MASK]", model_input_names=["input_ids", "token_type_ids",
+                                                                           "attention_mask"])
+
+
+def read_groups(path: Path) -> list[dict]:
+    """The groups reader_data.py wrote (``.xz``: compressed, 14 MB instead of 79, to travel to a GPU machine)."""
+    import lzma
+
+    text = lzma.open(path, "rt", encoding="utf-8").read() if path.suffix == ".xz" else path.read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
 def batches(groups: list[dict], size: int, rng: random.Random):
     order = list(range(len(groups)))
     while True:
@@ -78,7 +108,8 @@ def encode(tokenizer, group_batch: list[dict]):
 def loss_of(logits, group_batch):
     import torch
 
-    labels = torch.tensor([lab for g in group_batch for lab in g["labels"][:GROUP]], dtype=torch.float32)
+    labels = torch.tensor([lab for g in group_batch for lab in g["labels"][:GROUP]], dtype=torch.float32,
+                          device=logits.device)
     bce = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels)
     grouped, glabels = logits.view(-1, GROUP), labels.view(-1, GROUP)
     has = glabels.sum(dim=1) > 0
@@ -86,7 +117,7 @@ def loss_of(logits, group_batch):
     return bce + ce
 
 
-def validate(model, tokenizer, groups: list[dict]) -> dict:
+def validate(model, tokenizer, groups: list[dict], device: str = "cpu") -> dict:
     """Pairwise AUC and top-1 of the groups with a positive, on the validation split."""
     import torch
 
@@ -95,7 +126,7 @@ def validate(model, tokenizer, groups: list[dict]) -> dict:
     with torch.no_grad():
         for i in range(0, len(groups), 8):
             batch = groups[i:i + 8]
-            logits = model(**encode(tokenizer, batch)).float().view(-1, GROUP)
+            logits = model(**encode(tokenizer, batch).to(device)).float().view(-1, GROUP)
             for g, row in zip(batch, logits.tolist()):
                 scores += row
                 labels += g["labels"][:GROUP]
@@ -110,18 +141,22 @@ def validate(model, tokenizer, groups: list[dict]) -> dict:
 
 def train(args) -> dict:
     import torch
-    from transformers import AutoTokenizer
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
-    groups = [json.loads(line) for line in args.groups.read_text(encoding="utf-8").splitlines() if line.strip()]
+    groups = read_groups(args.groups)
     rng = random.Random(args.seed)
     rng.shuffle(groups)
     n_val = min(160, max(40, len(groups) // 20))  # scored every checkpoint: kept small (~25 s each)
     val, groups = groups[:n_val], groups[n_val:]
-    model_dir = base_model_dir()
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = build(model_dir)
+    tokenizer = make_tokenizer()
+    if args.init_onnx:  # go on from the shipped int8 reader, dequantized (reader_onnx.py): no base files needed
+        from reader_onnx import reader_from_onnx
+
+        model = reader_from_onnx(args.init_onnx)
+    else:
+        model = build(base_model_dir())
+    model.to(args.device)
     for p in model.encoder.embeddings.parameters():
         p.requires_grad = False
     head = [p for n, p in model.named_parameters() if n.startswith("head.")]
@@ -133,7 +168,7 @@ def train(args) -> dict:
     ckpt = args.work / "reader_checkpoint.pt"
     step, history = 0, []
     if args.resume and ckpt.exists():
-        state = torch.load(ckpt, weights_only=False)
+        state = torch.load(ckpt, weights_only=False, map_location=args.device)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         sched.load_state_dict(state["sched"])
@@ -145,7 +180,9 @@ def train(args) -> dict:
     started = time.time()
     while step < steps:
         batch = next(feed)
-        logits = model(**encode(tokenizer, batch))
+        # on a GPU, bf16 autocast (this CPU has no bf16 instructions: emulated it took 140 s a step)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=args.device.startswith("cuda")):
+            logits = model(**encode(tokenizer, batch).to(args.device)).float()
         loss = loss_of(logits, batch)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -157,12 +194,59 @@ def train(args) -> dict:
             print(f"step {step}/{steps} loss {float(loss.detach()):.4f} {(time.time() - started) / 20:.2f} s/step", flush=True)
             started = time.time()
         if step % args.every == 0 or step == steps:
-            history.append({"step": step, **validate(model, tokenizer, val)})
+            history.append({"step": step, **validate(model, tokenizer, val, args.device)})
             print("validation", history[-1], flush=True)
             torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
                         "step": step, "history": history}, ckpt)
     return {"model": model, "tokenizer": tokenizer, "steps": steps, "history": history, "train_groups": len(groups),
             "val_groups": len(val)}
+
+
+#: A file back from a lent GPU machine is at most 16 MiB: the trained weights leave it in parts under this size.
+PART_BYTES = 15 * 2**20
+
+
+def save_weights(done: dict, args, out: Path) -> list[str]:
+    """The trained weights as float16 parts of at most PART_BYTES (``weights-N.pt``) and what the manifest needs
+    (``trained.json``): what leaves a GPU machine, to be exported here (``--export-weights``). The word embeddings
+    are left out when the run started from the shipped reader (frozen, they are reader.onnx's)."""
+    import torch
+
+    out.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().to("cpu", torch.float16) for k, v in done["model"].state_dict().items()
+             if not (args.init_onnx and k == "encoder.embeddings.word_embeddings.weight")}
+    parts, part, size = [], {}, 0
+    for k, v in state.items():
+        if part and size + v.numel() * 2 > PART_BYTES:
+            parts.append(part)
+            part, size = {}, 0
+        part[k] = v
+        size += v.numel() * 2
+    parts.append(part)
+    names = []
+    for i, p in enumerate(parts):
+        torch.save(p, out / f"weights-{i}.pt")
+        names.append(f"weights-{i}.pt")
+    about = {k: done[k] for k in ("steps", "history", "train_groups", "val_groups")}
+    about |= {"batch": args.batch, "seed": args.seed, "init_onnx": str(args.init_onnx or ""), "parts": names,
+              "device": args.device}
+    (out / "trained.json").write_text(json.dumps(about, indent=1) + "\n")
+    return names
+
+
+def load_weights(folder: Path):
+    """The model saved by :func:`save_weights` (the word embeddings from reader.onnx where they were left out)."""
+    import torch
+    from reader_onnx import ONNX, reader_from_onnx
+
+    about = json.loads((folder / "trained.json").read_text())
+    model = reader_from_onnx(Path(about["init_onnx"]) if about["init_onnx"] else ONNX)
+    state = model.state_dict()
+    for name in about["parts"]:
+        for k, v in torch.load(folder / name, weights_only=True).items():
+            state[k] = v.float()
+    model.load_state_dict(state)
+    return model, about
 
 
 def export(model, tokenizer, out: Path) -> dict:
@@ -171,7 +255,7 @@ def export(model, tokenizer, out: Path) -> dict:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     out.mkdir(parents=True, exist_ok=True)
-    model.eval()
+    model.to("cpu").eval()
     sample = tokenizer(["a question"], ["a passage about something"], return_tensors="pt")
     float_path = out.parent / "reader-float.onnx.tmp"
     torch.onnx.export(model, (sample["input_ids"], sample["attention_mask"], sample["token_type_ids"]), str(float_path),
@@ -194,10 +278,28 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=4848)
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda on a lent GPU machine")
+    ap.add_argument("--init-onnx", type=Path, help="start from this int8 reader (reader_onnx.py) instead of the "
+                                                   "base package's float weights")
+    ap.add_argument("--weights-out", type=Path, help="save the trained weights here in parts (a GPU machine's "
+                                                     "$OUT) instead of exporting")
+    ap.add_argument("--export-weights", type=Path, help="export the weights --weights-out saved, train nothing")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    done = train(args)
+    if args.export_weights:
+        model, about = load_weights(args.export_weights)
+        done = {"model": model, "tokenizer": make_tokenizer(), **{k: about[k] for k in
+                                                                   ("steps", "history", "train_groups", "val_groups")}}
+        args.batch, args.seed = about["batch"], about["seed"]
+    else:
+        done = train(args)
+        if args.weights_out:
+            print(json.dumps({"saved": save_weights(done, args, args.weights_out)}))
+            return 0
     hashes = export(done["model"], done["tokenizer"], OUT)
+    init_onnx = about["init_onnx"] if args.export_weights else args.init_onnx
+    device = about["device"] if args.export_weights else args.device
+    init = (f" --init-onnx {init_onnx}" if init_onnx else "") + (f" --device {device}" if device != "cpu" else "")
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     summary = json.loads(args.groups.with_suffix(".summary.json").read_text()) \
         if args.groups.with_suffix(".summary.json").exists() else {}
@@ -206,7 +308,7 @@ def main() -> int:
                         "embeddings frozen; float32",
                 "max_tokens": MAX_LEN, "commands": ["python training/reader_data.py",
                                                     f"python training/reader_train.py --steps {done['steps']} "
-                                                    f"--batch {args.batch} --seed {args.seed}"],
+                                                    f"--batch {args.batch} --seed {args.seed}" + init],
                 "seed": args.seed, "steps": done["steps"], "batch_groups": args.batch,
                 "train_groups": done["train_groups"], "validation_groups": done["val_groups"],
                 "validation": done["history"], "data": summary, "outputs": hashes, "commit": commit,
