@@ -21,12 +21,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ONNX = HERE / "models" / "reader" / "reader.onnx"
-#: all-MiniLM-L6-v2's architecture (the base package's config.json), so that no base files are needed.
-CONFIG = {"vocab_size": 30522, "hidden_size": 384, "num_hidden_layers": 6, "num_attention_heads": 12,
-          "intermediate_size": 1536, "hidden_act": "gelu", "max_position_embeddings": 512, "type_vocab_size": 2,
-          "layer_norm_eps": 1e-12, "pad_token_id": 0, "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1}
-
-
 def _dequantized(inits: dict, base: str):
     import numpy as np
 
@@ -79,24 +73,11 @@ def state_dict(path: Path = ONNX) -> dict:
 
 
 def reader_from_onnx(path: Path = ONNX):
-    """reader_train.Reader with the weights of ``path`` (no base files read)."""
-    import torch
-    from transformers import BertConfig, BertModel
+    """reader_train.build's model with the weights of ``path`` (no base files read)."""
+    from reader_train import build
 
-    class Reader(torch.nn.Module):  # the same modules and names as reader_train.build's
-        def __init__(self):
-            super().__init__()
-            self.encoder = BertModel(BertConfig(**CONFIG), add_pooling_layer=False)
-            self.head = torch.nn.Linear(CONFIG["hidden_size"], 1)
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
-                                  token_type_ids=token_type_ids).last_hidden_state
-            return self.head(hidden[:, 0]).squeeze(-1)
-
-    model = Reader()
-    weights = state_dict(path)
-    missing, unexpected = model.load_state_dict(weights, strict=False)
+    model = build(None)
+    missing, unexpected = model.load_state_dict(state_dict(path), strict=False)
     missing = [m for m in missing if not m.endswith(("position_ids", "token_type_ids"))]  # buffers, not weights
     if missing or unexpected:
         raise ValueError(f"{path}: weights missing {missing[:5]}, unexpected {unexpected[:5]}")
@@ -108,29 +89,27 @@ def main() -> int:
     ap.add_argument("--onnx", type=Path, default=ONNX)
     args = ap.parse_args()
     import numpy as np
-    import onnxruntime as ort
     import torch
-    from tokenizers import Tokenizer
+    from reader_model import Reader
+    from reader_train import make_tokenizer
 
-    tok = Tokenizer.from_file(str(HERE.parent / "assistant" / "data" / "minilm" / "tokenizer.json"))
-    tok.enable_truncation(max_length=160, strategy="only_second")
-    tok.enable_padding()
     pairs = [("federated learning with differential privacy", "We study federated learning where clients keep "
               "their data and share noisy updates under differential privacy."),
              ("speculative decoding", "We propose a diffusion model for image inpainting guided by a classifier."),
              ("how many text-figure pairs does FigureBench contain?", "FigureBench holds 3,300 text-figure pairs.")]
-    enc = tok.encode_batch(pairs)
-    feeds = {"input_ids": np.asarray([e.ids for e in enc], dtype=np.int64),
-             "attention_mask": np.asarray([e.attention_mask for e in enc], dtype=np.int64),
-             "token_type_ids": np.asarray([e.type_ids for e in enc], dtype=np.int64)}
-    ort_logits = ort.InferenceSession(str(args.onnx), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    shipped = Reader(args.onnx.parent)
+    ort_logits = np.concatenate([shipped.logits(q, [p]) for q, p in pairs])
     model = reader_from_onnx(args.onnx).eval()
+    enc = make_tokenizer()([q for q, _ in pairs], [p for _, p in pairs], truncation="only_second",
+                           max_length=shipped.max_tokens, padding=True, return_tensors="pt")
     with torch.no_grad():
-        torch_logits = model(**{k: torch.from_numpy(v) for k, v in feeds.items()}).numpy()
+        torch_logits = model(**enc).numpy()
     gap = float(np.abs(ort_logits.reshape(-1) - torch_logits.reshape(-1)).max())
     print(json.dumps({"onnx": [round(float(x), 3) for x in ort_logits.reshape(-1)],
                       "torch": [round(float(x), 3) for x in torch_logits.reshape(-1)], "max_gap": round(gap, 4)}))
-    return 0 if gap < 0.5 else 1
+    # int8 activations put the shipped model within ~0.5 logits of its float self; a weight read into the wrong
+    # layer puts it several logits off
+    return 0 if gap < 1.0 else 1
 
 
 if __name__ == "__main__":

