@@ -47,6 +47,40 @@ def arxiv300_index(work: Path, slice_name: str = "arxiv300", **overrides):
     return settings
 
 
+#: Each set (the name its runs are kept under): its question file and the corpus it is asked over ("iclr95": the
+#: bundled papers; else the arXiv slice of that name beside it in data/heldout). In the order they were added; each
+#: one's first run is a label in results/heldout.json.
+SETS = {
+    "heldout_iclr (95 papers)": ("heldout_iclr.jsonl", "iclr95"),
+    "arxiv300": ("arxiv300_questions.jsonl", "arxiv300"),
+    # 2026-12-02 (later): casual phrasings ("anything on X?"); first run casual_first_run_2026_12_02
+    "casual_heldout (95 papers)": ("casual_heldout.jsonl", "iclr95"),
+    # 2026-12-02: mixed casual and formal phrasings with absent near-topics; first run mixed_first_run_2026_12_02
+    "mixed_heldout (95 papers)": ("mixed_heldout.jsonl", "iclr95"),
+    # 2026-12-03, written before that day's changes: iclr_fresh_first_run_2026_12_03 and
+    # arxiv300b_first_run_2026_12_03 (code ad84428)
+    "iclr_fresh (95 papers)": ("iclr_fresh.jsonl", "iclr95"),
+    "arxiv300b": ("arxiv300b_questions.jsonl", "arxiv300b"),
+    # 2026-12-03, each written before the change it measured: arxiv300c_first_run_2026_12_03 (code a5890fd),
+    # arxiv300d_first_run_2026_12_03 (code be79d84)
+    "arxiv300c": ("arxiv300c_questions.jsonl", "arxiv300c"),
+    "arxiv300d": ("arxiv300d_questions.jsonl", "arxiv300d"),
+    # 2026-12-04, written after that day's changes (the unsure note) and first run on them:
+    # arxiv300e_first_run_2026_12_04 (code fb3f269), arxiv300f_first_run_2026_12_04
+    "arxiv300e": ("arxiv300e_questions.jsonl", "arxiv300e"),
+    "arxiv300f": ("arxiv300f_questions.jsonl", "arxiv300f"),
+    # 2026-12-06 (sixth session), before the refit on casual training files: casual_blind_first_run_2026_12_06
+    # (code af86f25)
+    "casual_blind (95 papers)": ("casual_blind.jsonl", "iclr95"),
+}
+
+
+def corpus_settings(work: Path, corpus: str, **overrides):
+    """Settings for a set's corpus: the bundled papers' index ("iclr95") or an arXiv slice's (built at first use)."""
+    return bundled_index(work / "iclr95", **overrides) if corpus == "iclr95" else \
+        arxiv300_index(work, corpus, **overrides)
+
+
 def dense_ranking(settings, question: str, k: int = 10) -> list[str]:
     """The plain reference: papers by their best chunk's cosine to the question, nothing else."""
     import numpy as np
@@ -99,47 +133,8 @@ def main() -> int:
     args = ap.parse_args()
     overrides = dict(llm_mode="off", rerank="off")
     started = time.process_time()
-    sets = {
-        "heldout_iclr (95 papers)": lambda: score(DATA / "heldout_iclr.jsonl",
-                                                  bundled_index(args.work / "iclr95", **overrides)),
-        "arxiv300": lambda: score(DATA / "arxiv300_questions.jsonl", arxiv300_index(args.work, **overrides)),
-        # added 2026-12-02 (later): casual phrasings ("anything on X?"); its first run is the label
-        # casual_first_run_2026_12_02
-        "casual_heldout (95 papers)": lambda: score(DATA / "casual_heldout.jsonl",
-                                                    bundled_index(args.work / "iclr95", **overrides)),
-        # added 2026-12-02: mixed casual and formal phrasings with absent near-topics; its first run
-        # is the label mixed_first_run_2026_12_02
-        "mixed_heldout (95 papers)": lambda: score(DATA / "mixed_heldout.jsonl",
-                                                   bundled_index(args.work / "iclr95", **overrides)),
-        # added 2026-12-03, written before that day's changes; their first runs are the labels
-        # iclr_fresh_first_run_2026_12_03 and arxiv300b_first_run_2026_12_03 (code ad84428)
-        "iclr_fresh (95 papers)": lambda: score(DATA / "iclr_fresh.jsonl",
-                                                bundled_index(args.work / "iclr95", **overrides)),
-        "arxiv300b": lambda: score(DATA / "arxiv300b_questions.jsonl",
-                                   arxiv300_index(args.work, "arxiv300b", **overrides)),
-        # added 2026-12-03, written before that change's changes; its first run is the label
-        # arxiv300c_first_run_2026_12_03 (code a5890fd)
-        "arxiv300c": lambda: score(DATA / "arxiv300c_questions.jsonl",
-                                   arxiv300_index(args.work, "arxiv300c", **overrides)),
-        # added 2026-12-03, written before that change's changes; its first run is the label
-        # arxiv300d_first_run_2026_12_03 (code be79d84)
-        "arxiv300d": lambda: score(DATA / "arxiv300d_questions.jsonl",
-                                   arxiv300_index(args.work, "arxiv300d", **overrides)),
-        # added 2026-12-04, written after that change's changes (the unsure note) and first run on
-        # them; its first run is the label arxiv300e_first_run_2026_12_04 (code fb3f269)
-        "arxiv300e": lambda: score(DATA / "arxiv300e_questions.jsonl",
-                                   arxiv300_index(args.work, "arxiv300e", **overrides)),
-        # added 2026-12-04, written after that change's changes and first run on them; its first run
-        # is the label arxiv300f_first_run_2026_12_04
-        "arxiv300f": lambda: score(DATA / "arxiv300f_questions.jsonl",
-                                   arxiv300_index(args.work, "arxiv300f", **overrides)),
-        # added 2026-12-06 (sixth session), written before that session's refit on casual training files; its
-        # first run is the label casual_blind_first_run_2026_12_06 (code af86f25)
-        "casual_blind (95 papers)": lambda: score(DATA / "casual_blind.jsonl",
-                                                  bundled_index(args.work / "iclr95", **overrides)),
-    }
-    results = {name: run() for name, run in sets.items()
-               if not args.sets or any(name.startswith(s) for s in args.sets)}
+    results = {name: score(DATA / path, corpus_settings(args.work, corpus, **overrides))
+               for name, (path, corpus) in SETS.items() if not args.sets or any(name.startswith(s) for s in args.sets)}
     table(results)
     print(f"({time.process_time() - started:.0f} s CPU in this process)")
     runs = json.loads(args.json.read_text()) if args.json.exists() else {}

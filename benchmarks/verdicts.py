@@ -19,17 +19,11 @@ import time
 from pathlib import Path
 
 import _training  # noqa: F401  (training/ on sys.path: the fits' library)
-from _bundled import bundled_index
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "heldout"
-#: Each held-out question file and the corpus it is asked over ("iclr95": the bundled papers).
-SETS = {"heldout_iclr": "iclr95", "casual_heldout": "iclr95", "mixed_heldout": "iclr95", "iclr_fresh": "iclr95",
-        "casual_blind": "iclr95", **{f"arxiv300{s}_questions": f"arxiv300{s}" for s in ("", "b", "c", "d", "e", "f")}}
-
-
 def verdicts(work: Path) -> list[dict]:
-    from heldout import arxiv300_index
+    from heldout import SETS, corpus_settings
 
     from assistant.qa.answer import is_unsure, retrieve
     from assistant.search.retrieve import Retriever
@@ -37,17 +31,16 @@ def verdicts(work: Path) -> list[dict]:
     from assistant.store.index import Index
 
     rows = []
-    for name, corpus in SETS.items():
-        settings = bundled_index(work / "iclr95", llm_mode="off", rerank="off") if corpus == "iclr95" else \
-            arxiv300_index(work, corpus, llm_mode="off", rerank="off")
+    for name, (path, corpus) in SETS.items():
+        settings = corpus_settings(work, corpus, llm_mode="off", rerank="off")
         retriever = Retriever(Index(settings), settings)
-        for item in load_questions(DATA / f"{name}.jsonl"):
+        for item in load_questions(DATA / path):
             if "question" not in item or item.get("turns") or item["type"] == "named":
                 continue
             found = retrieve(retriever, item["question"], 5)
             if found.named:
                 continue
-            rows.append({"set": name, "id": item["id"], "absent": item["type"] == "none",
+            rows.append({"set": name.split()[0], "id": item["id"], "absent": item["type"] == "none",
                          "p": found.probability, "answered": found.answerable, "unsure": is_unsure(found)})
     return rows
 
