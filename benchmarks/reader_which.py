@@ -42,7 +42,7 @@ def prf(c: np.ndarray) -> dict:
 
 
 def main() -> int:
-    from reader_model import reader
+    from reader_model import Reader
 
     from assistant.qa import synthesis
     from assistant.search.retrieve import Retriever
@@ -51,7 +51,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--labels", type=Path, default=HERE / "data" / "which_labels.jsonl")
     ap.add_argument("--index-dir", type=Path, default=HERE / ".work" / "iclr95")
+    ap.add_argument("--model", type=Path, help="a reader's folder (reader.onnx, manifest.json); default: the shipped one")
+    ap.add_argument("--label", default="", help="saved under this key beside the labels file's name")
     args = ap.parse_args()
+    model = Reader(args.model)
     labels = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
     settings = bundled_index(args.index_dir, llm_mode="off", rerank="off")
     retriever = Retriever(Index(settings), settings)
@@ -60,7 +63,7 @@ def main() -> int:
     for item in labels:
         rule = {f.paper_id for f in synthesis.which(retriever, item["criterion"]).papers}
         query = synthesis.strip_leadin(retriever.mend(item["criterion"]))
-        probs = dict(zip(papers, (float(p) for p in reader().probabilities(query, [p.abstract for p in papers.values()]))))
+        probs = dict(zip(papers, (float(p) for p in model.probabilities(query, [p.abstract for p in papers.values()]))))
         cases.append((item, rule, probs))
     out = {}
     for name, make in VARIANTS.items():
@@ -75,7 +78,7 @@ def main() -> int:
         print(f"{name:16} t={best:<5} all {out[name]['on_all']}  left out {out[name]['leave_one_criterion_out']}")
     path = HERE / "results" / "reader_which.json"
     saved = json.loads(path.read_text()) if path.exists() else {}
-    saved[args.labels.name] = {"criteria": len(cases), **out}
+    saved[args.labels.name + (f" {args.label}" if args.label else "")] = {"criteria": len(cases), **out}
     path.write_text(json.dumps(saved, indent=1) + "\n")
     return 0
 

@@ -18,6 +18,12 @@ what many queries are made of). Groups, each a query with 4 passages:
 - ``question``: a training question over its slice -> a gold abstract (positive) and three BM25 neighbours that are
   not gold; a question the slice has no paper on (``none``) -> four neighbours, all negative.
 
+The second stage (``--stage criteria``, written to ``training/work/reader_criteria_groups.jsonl``) teaches it what
+it is asked besides topics (:func:`criterion_groups`): ``which`` criteria labelled by helpers over training slices
+(``training/inputs/*_criteria.jsonl``, 220 criteria over 1,300 papers) and detail questions (``*_details.jsonl``),
+with 1,500 of the first stage's groups replayed so topics are not forgotten; one query in five is kept for
+validation.
+
 Deterministic: ``random.Random(seed)``; writes one JSON object per line and a summary with the inputs' sha256.
 """
 
@@ -29,7 +35,7 @@ import random
 import re
 from pathlib import Path
 
-from _inputs import PAPERS, read_jsonl, sha256
+from _inputs import INPUTS, PAPERS, read_jsonl, sha256
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -134,6 +140,75 @@ def question_groups(rng: random.Random) -> list[dict]:
     return groups
 
 
+def slice_papers(criteria: Path, all_papers: dict[str, dict]) -> list[dict]:
+    """The papers a criteria file was labelled over: ``arxiv_a`` is a benchmark slice (benchmarks/data/corpora),
+    ``slice_X`` is listed by id in ``slice_X_ids.txt`` beside it (drawn by /training/README.md's command)."""
+    name = criteria.name.replace("_criteria.jsonl", "")
+    if name.startswith("arxiv_"):
+        return [dict(p, id=str(p["id"])) for p in read_jsonl(ROOT / "benchmarks" / "data" / "corpora" / f"{name}.jsonl")]
+    ids = criteria.with_name(f"{name}_ids.txt").read_text().split()
+    return [all_papers[i] for i in ids]
+
+
+def validation_query(query: str) -> bool:
+    """One criterion or detail question in five is kept for validation, by a hash of its text (never by group:
+    the groups of one criterion share its query)."""
+    import hashlib
+
+    return int(hashlib.sha256(query.encode()).hexdigest(), 16) % 5 == 0
+
+
+def criterion_groups(all_papers: dict[str, dict], rng: random.Random) -> list[dict]:
+    """Labelled criteria (``training/inputs/*_criteria.jsonl``: ``papers`` meet it, ``borderline`` are arguable) and
+    detail questions (``*_details.jsonl``: one gold paper) over the slices they were labelled on. A criterion gives a
+    group per paper that meets it, against three that do not and share its words (BM25 over the slice, borderline
+    papers never used); a criterion no paper meets gives one group of four, all negative. A detail question: its
+    paper against three neighbours."""
+    groups = []
+    for crit in sorted(INPUTS.glob("*_criteria.jsonl")):
+        papers = slice_papers(crit, all_papers)
+        near = Neighbours([p["id"] for p in papers], [p["title"] + ". " + p["abstract"] for p in papers])
+        for item in read_jsonl(crit):
+            meets, skip = [str(i) for i in item["papers"]], {str(i) for i in item.get("borderline", [])}
+            others = [i for i in near.top(item["criterion"], 40) if i not in meets and i not in skip]
+            split = "val" if validation_query(item["criterion"]) else "train"
+            base = {"kind": "criterion", "query": item["criterion"], "split": split, "papers": "slice:" + crit.stem}
+            if not meets:
+                groups.append(base | {"kind": "criterion_none", "ids": others[:4], "labels": [0, 0, 0, 0]})
+            for pid in meets:
+                negatives = rng.sample(others[:16], 3)
+                groups.append(base | {"ids": [pid] + negatives, "labels": [1, 0, 0, 0]})
+        details = crit.with_name(crit.name.replace("_criteria", "_details"))
+        for item in read_jsonl(details) if details.exists() else []:
+            gold = [str(g) for g in item["gold"]]
+            others = [i for i in near.top(item["question"], 10) if i not in gold]
+            groups.append({"kind": "detail", "query": item["question"], "ids": gold[:1] + others[:3],
+                           "labels": [1, 0, 0, 0], "papers": "slice:" + details.stem,
+                           "split": "val" if validation_query(item["question"]) else "train"})
+    return groups
+
+
+def draw_slices(papers: list[dict]) -> None:
+    """The four slices the criteria of ``slice_{f,g,h,i}_criteria.jsonl`` were labelled over: 1,000 papers outside
+    every benchmark slice (``papers`` is already without the held-out ones and the bundled corpus), cut in four."""
+    used = set()
+    for path in (ROOT / "benchmarks" / "data" / "corpora").glob("arxiv_?.jsonl"):
+        used |= {str(r["id"]) for r in read_jsonl(path)}
+    pool = [p for p in papers if str(p["id"]) not in used]
+    pick = random.Random(4807).sample(range(len(pool)), 1000)
+    for k, name in enumerate("fghi"):
+        ids = sorted(str(pool[i]["id"]) for i in pick[k * 250:(k + 1) * 250])
+        (INPUTS / f"slice_{name}_ids.txt").write_text("\n".join(ids) + "\n")
+    print(f"{len(pool)} papers in the pool; wrote {INPUTS}/slice_{{f,g,h,i}}_ids.txt")
+
+
+def read_groups_file(path: Path) -> list[dict]:
+    if not path.exists():
+        raise SystemExit(f"missing {path}: the criteria stage replays the first stage's groups; run "
+                         "python training/reader_data.py first")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--papers", type=Path, default=PAPERS)
@@ -141,25 +216,50 @@ def main() -> int:
     ap.add_argument("--titles", type=int, default=9000)
     ap.add_argument("--parts", type=int, default=4000)
     ap.add_argument("--seed", type=int, default=4848)
+    ap.add_argument("--stage", choices=("topics", "criteria"), default="topics",
+                    help="topics: the first training's groups; criteria: the second's (labelled criteria and detail "
+                         "questions, with --replay groups of the first's so it is not forgotten)")
+    ap.add_argument("--replay", type=int, default=1500)
+    ap.add_argument("--draw-slices", action="store_true", help="write the four criteria slices' ids (done once, "
+                                                                "before they were labelled) and stop")
+    ap.add_argument("--replay-from", type=Path, default=HERE / "work" / "reader_groups.jsonl")
     args = ap.parse_args()
+    if args.draw_slices:
+        papers = [p for p in read_jsonl(args.papers) if str(p["id"]) not in held_out_ids()
+                  and norm(p["abstract"])[:120] not in bundled_titles()]
+        draw_slices(papers)
+        return 0
+    if args.stage == "criteria" and args.out == HERE / "work" / "reader_groups.jsonl":
+        args.out = HERE / "work" / "reader_criteria_groups.jsonl"
     rng = random.Random(args.seed)
     held, bundled = held_out_ids(), bundled_titles()
     papers = [p for p in read_jsonl(args.papers) if str(p["id"]) not in held
               and norm(p["abstract"])[:120] not in bundled and p.get("title") and p.get("abstract")]
-    groups = arxiv_groups(papers, rng, args.titles, args.parts) + question_groups(rng)
+    if args.stage == "criteria":
+        groups = criterion_groups({str(p["id"]): dict(p, id=str(p["id"])) for p in papers}, rng)
+        replay = read_groups_file(args.replay_from)
+        groups += [g | {"split": "train", "kind": "replay_" + g["kind"]}
+                   for g in rng.sample(replay, min(args.replay, len(replay)))]
+    else:
+        groups = arxiv_groups(papers, rng, args.titles, args.parts) + question_groups(rng)
     texts = {str(p["id"]): p["abstract"] for p in papers}
     for qpath in sorted((ROOT / "benchmarks" / "data" / "corpora").glob("arxiv_?.jsonl")):
         texts.update({str(p["id"]): p["abstract"] for p in read_jsonl(qpath)})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as fh:
         for g in groups:
-            g["passages"] = [texts[i] for i in g["ids"]]
+            if "passages" not in g:  # a replayed group has its passages
+                g["passages"] = [texts[i] for i in g["ids"]]
             fh.write(json.dumps(g, ensure_ascii=False) + "\n")
     kinds: dict[str, int] = {}
     for g in groups:
         kinds[g["kind"]] = kinds.get(g["kind"], 0) + 1
-    summary = {"groups": len(groups), "kinds": kinds, "papers_used": len(papers), "held_out_excluded": len(held),
-               "seed": args.seed, "inputs": {str(args.papers.name): sha256(args.papers)},
+    summary = {"stage": args.stage, "groups": len(groups), "kinds": kinds,
+               "validation": sum(g.get("split") == "val" for g in groups), "papers_used": len(papers), "held_out_excluded": len(held),
+               "seed": args.seed, "inputs": {str(args.papers.name): sha256(args.papers)} | (
+                   {f.name: sha256(f) for f in sorted(INPUTS.glob("*_criteria.jsonl")) + sorted(INPUTS.glob(
+                       "*_details.jsonl")) + sorted(INPUTS.glob("slice_*_ids.txt"))}
+                   | {args.replay_from.name: sha256(args.replay_from)} if args.stage == "criteria" else {}),
                "out_sha256": sha256(args.out)}
     args.out.with_suffix(".summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(json.dumps(summary, indent=1))

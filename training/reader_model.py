@@ -82,7 +82,12 @@ class Reader:
 
 @functools.lru_cache(maxsize=1)
 def reader() -> Reader | None:
-    """The trained reader (None when this checkout has none: python -m training --only reader makes it)."""
+    """The trained reader (None when this checkout has none: python -m training --only reader makes it), or the one
+    in the folder $READER_DIR names (a candidate measured before it replaces it)."""
+    import os
+
+    if os.environ.get("READER_DIR"):
+        return Reader(Path(os.environ["READER_DIR"]))
     return Reader() if available() else None
 
 

@@ -156,8 +156,11 @@ def train(args) -> dict:
     groups = read_groups(args.groups)
     rng = random.Random(args.seed)
     rng.shuffle(groups)
-    n_val = min(160, max(40, len(groups) // 20))  # scored every checkpoint: kept small (~25 s each)
-    val, groups = groups[:n_val], groups[n_val:]
+    if any("split" in g for g in groups):  # the criteria stage: kept apart by query (reader_data.validation_query)
+        val, groups = [g for g in groups if g.get("split") == "val"], [g for g in groups if g.get("split") != "val"]
+    else:
+        n_val = min(160, max(40, len(groups) // 20))  # scored every checkpoint: kept small (~25 s each)
+        val, groups = groups[:n_val], groups[n_val:]
     tokenizer = make_tokenizer()
     if args.init_onnx:  # go on from the shipped int8 reader, dequantized (reader_onnx.py): no base files needed
         from reader_onnx import reader_from_onnx
@@ -165,12 +168,15 @@ def train(args) -> dict:
         model = reader_from_onnx(args.init_onnx)
     else:
         model = build(base_model_dir())
+    if args.from_checkpoint:  # the second stage goes on from the first's weights, with a new schedule
+        model.load_state_dict(torch.load(args.from_checkpoint, weights_only=False, map_location="cpu")["model"])
     model.to(args.device)
     for p in model.encoder.embeddings.parameters():
         p.requires_grad = False
     head = [p for n, p in model.named_parameters() if n.startswith("head.")]
     body = [p for n, p in model.named_parameters() if not n.startswith("head.") and p.requires_grad]
-    opt = torch.optim.AdamW([{"params": body, "lr": 3e-5}, {"params": head, "lr": 1e-3}], weight_decay=0.01)
+    opt = torch.optim.AdamW([{"params": body, "lr": args.lr}, {"params": head, "lr": args.lr * 100 / 3}],
+                            weight_decay=0.01)
     steps = args.steps or math.ceil(len(groups) / args.batch)
     warm = max(1, steps // 20)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / (steps - warm))))
@@ -187,7 +193,7 @@ def train(args) -> dict:
         next(feed)
     model.train()
     started = time.time()
-    while step < steps:
+    while step < min(steps, args.stop_after or steps):
         batch = next(feed)
         # on a GPU, bf16 autocast (this CPU has no bf16 instructions: emulated it took 140 s a step)
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=args.device.startswith("cuda")):
@@ -202,7 +208,7 @@ def train(args) -> dict:
         if step % 20 == 0:
             print(f"step {step}/{steps} loss {float(loss.detach()):.4f} {(time.time() - started) / 20:.2f} s/step", flush=True)
             started = time.time()
-        if step % args.every == 0 or step == steps:
+        if step % args.every == 0 or step in (steps, args.stop_after):
             history.append({"step": step, **validate(model, tokenizer, val, args.device)})
             print("validation", history[-1], flush=True)
             torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
@@ -287,6 +293,12 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=4848)
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--out", type=Path, default=OUT, help="where reader.onnx and its manifest go")
+    ap.add_argument("--stop-after", type=int, default=0, help="stop after this many steps (the schedule still "
+                                                              "runs to --steps), export what it has then")
+    ap.add_argument("--lr", type=float, default=3e-5, help="the encoder's peak learning rate (the head's: x33)")
+    ap.add_argument("--from-checkpoint", type=Path, help="start from this checkpoint's weights (the first stage's "
+                                                         "reader_checkpoint.pt) with a new optimizer and schedule")
     ap.add_argument("--device", default="cpu", help="cpu, or cuda on a lent GPU machine")
     ap.add_argument("--init-onnx", type=Path, help="start from this int8 reader (reader_onnx.py) instead of the "
                                                    "base package's float weights")
@@ -305,7 +317,7 @@ def main() -> int:
         if args.weights_out:
             print(json.dumps({"saved": save_weights(done, args, args.weights_out)}))
             return 0
-    hashes = export(done["model"], done["tokenizer"], OUT)
+    hashes = export(done["model"], done["tokenizer"], args.out)
     init_onnx = about["init_onnx"] if args.export_weights else args.init_onnx
     device = about["device"] if args.export_weights else args.device
     init = (f" --init-onnx {init_onnx}" if init_onnx else "") + (f" --device {device}" if device != "cpu" else "")
@@ -322,7 +334,19 @@ def main() -> int:
                 "train_groups": done["train_groups"], "validation_groups": done["val_groups"],
                 "validation": done["history"], "data": summary, "outputs": hashes, "commit": commit,
                 "made": time.strftime("%Y-%m-%d")}
-    (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    if args.from_checkpoint:  # the second stage: the first's commands and figures, then this one's
+        first = json.loads((args.out / "manifest.json").read_text() if (args.out / "manifest.json").exists()
+                           else (OUT / "manifest.json").read_text())
+        first = first.get("first_stage", first)
+        manifest["commands"] = first["commands"] + [
+            "python training/reader_data.py --stage criteria",
+            f"python training/reader_train.py --groups {args.groups} --from-checkpoint "
+            f"{args.from_checkpoint} --work {args.work} --steps {done['steps']} "
+            f"--batch {args.batch} --lr {args.lr} --seed {args.seed}"
+            + (f" --stop-after {args.stop_after}" if args.stop_after else "")]
+        manifest["first_stage"] = {k: first[k] for k in ("commands", "seed", "steps", "batch_groups",
+                                                          "train_groups", "validation_groups", "validation", "data")}
+    (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(json.dumps(manifest, indent=1))
     return 0
 
