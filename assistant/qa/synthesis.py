@@ -1,15 +1,16 @@
 """Whole-corpus answers (``which``) and area summaries (``summarize``).
 
-``which`` scores every paper in the index, not only the top k, on the same fused (dense + BM25)
-score as search. A paper qualifies when (1) its fused score is within ``tuning.which_ratio`` of the best
-paper's, (2) it is an outlier for the criterion against the corpus's own distribution, on its dense
-or its fused score (robust z-score above the level at which, under a normal null, less than one
-paper of the corpus would pass by chance: z > Φ⁻¹(1 - 1/N)), (3) its best chunk's cosine is at
-least ``tuning.which_min_cosine``, and (4) the corpus does not lack the criterion (the answerable model, as
-``ask`` decides). With an LLM configured, a looser candidate set is judged in batches by the model. Two criteria
-are read otherwise: "papers that introduce X" by each paper's contribution sentence, and a criterion about a name
-("evaluated on ImageNet", "use MuJoCo": :func:`.names.criterion_name`) by the papers that write it, since a name
-is never paraphrased.
+``which`` reads the criterion against every paper in the index, not only the top k (:func:`read_criterion`, one
+record: each paper's best-chunk cosine, BM25 and the two fused as search fuses them). A paper qualifies when (1)
+its fused score is within ``tuning.which_ratio`` of the best paper's, (2) it is an outlier for the criterion
+against the corpus's own distribution, on its dense or its fused score (robust z-score above the level at which,
+under a normal null, less than one paper of the corpus would pass by chance: z > Φ⁻¹(1 - 1/N)), (3) its best
+chunk's cosine is at least ``tuning.which_min_cosine``, and (4) the corpus does not lack the criterion (the
+answerable model, as ``ask`` decides). With an LLM configured, a looser candidate set is judged in batches by the
+model. Two criteria are read otherwise: "papers that introduce X" by each paper's contribution sentence, and a
+criterion about a name ("evaluated on ImageNet", "use MuJoCo": :func:`.names.criterion_name`) by the papers that
+write it, since a name is never paraphrased. (A model fitted on 247 labelled criteria instead of the rule was
+measured and not adopted: docs/decisions.md.)
 
 ``summarize`` takes the area's papers, clusters their vectors into themes (Ward linkage on
 unit vectors), labels each theme by its distinctive terms, and gives each paper its one-line
@@ -21,13 +22,13 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 
 import numpy as np
 
 from assistant.qa.answer import Citation, area_hits, corpus_verdict, is_unsure, retrieve
-from assistant.config import Settings
+from assistant.config import Settings, TuningSettings
 from assistant.search.names import criterion_name, papers_writing
 from assistant.search.retrieve import Retriever, fuse
 from assistant.text.english import (
@@ -153,54 +154,92 @@ def which(retriever: Retriever, criterion: str, settings: Settings | None = None
     return result
 
 
-def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichResult:
+@dataclass(frozen=True)
+class WhichReading:
+    """How ``which`` reads a criterion against every paper of the index, before it decides: each paper's best-chunk
+    cosine (``dense``), its BM25 score and the two fused as search fuses them; the name the criterion is about, and
+    for a criterion about no name, the papers whose contribution sentence is the kind of paper asked for and the
+    answerable model's verdict (what :func:`_which` decides on, and what training/fit_which.py's measured model read)."""
+
+    query: str
+    qvec: np.ndarray
+    ids: list[str]
+    dense: np.ndarray
+    lexical: np.ndarray
+    fused: np.ndarray
+    name: str | None = None
+    kind: dict[str, str] = field(default_factory=dict)
+    lacks: bool = False
+    unsure: bool = False
+
+
+def read_criterion(retriever: Retriever, criterion: str, settings: Settings) -> WhichReading | None:
+    """The criterion read against every paper (None when the index has none in reach)."""
     query = strip_leadin(criterion)
     qvec = retriever.embed_query(query)
     ids, dense = _paper_scores(retriever, qvec)
-    mode = "llm" if settings.llm_enabled else "extractive"
     if not ids:
-        return WhichResult(criterion, [], mode)
+        return None
     bm25 = retriever.bm25_all(query)
     pos = retriever.bm25_positions()
     lexical = np.array([float(bm25[pos[p]]) if bm25 is not None and p in pos else 0.0 for p in ids])
-    # Each side divided by its best, as `which`'s ratio and outlier rules were calibrated on
-    # (benchmarks/which.py: F1 0.765; search's blend with BM25 over its ceiling scores 0.754 here).
+    # each side divided by its best, as search's fusion reads them
     top = max(float(dense.max()), 1e-9)
     blend = fuse(dict(zip(ids, (dense / top).tolist())), dict(zip(ids, lexical.tolist())), settings.search.dense_weight)
     fused = np.array([blend[p] for p in ids])
-    ratio = fused / max(float(fused.max()), 1e-9)
-    z_cut = NormalDist().inv_cdf(1 - 1 / max(len(ids), 2))
-    outlier = (_robust_z(dense) >= z_cut) | (_robust_z(fused) >= z_cut)
-    order = np.argsort(-fused)
-    papers = retriever.papers()
+    reading = WhichReading(query, qvec, ids, dense, lexical, fused)
     # "evaluated on ImageNet": a name, never paraphrased; the papers that write it, each with the sentence that does
     name = criterion_name(retriever.index, query)
     if name is not None:
-        writing = papers_writing(retriever.index, name)
-        return WhichResult(criterion, [Finding(ids[i], papers[ids[i]].title, writing[ids[i]], float(fused[i]))
-                                       for i in order if ids[i] in writing], mode, name=name)
+        return replace(reading, name=name)
     # "papers that introduce a benchmark": a kind of paper, found by what its contribution sentence says; read
     # from the criterion without its framing, so "introduce a new benchmark" lists the same papers
-    kind = contribution_matches(query, papers)
+    kind = contribution_matches(query, retriever.papers())
     # a criterion the corpus lacks (the answerable model, as `ask` decides) lists nothing
     lacks, unsure = corpus_verdict(retriever, query) if not kind else (False, False)
-    if lacks:
+    return replace(reading, kind=kind, lacks=lacks, unsure=unsure)
+
+
+def meets_hand_rule(reading: WhichReading, tuning: TuningSettings) -> np.ndarray:
+    """Which papers of a topical reading qualify: fused score within ``tuning.which_ratio`` of the best paper's, an
+    outlier on the dense or the fused score (robust z above the level at which, under a normal null, less than one
+    paper of the corpus would pass by chance), and a best-chunk cosine of at least ``tuning.which_min_cosine``."""
+    z_cut = NormalDist().inv_cdf(1 - 1 / max(len(reading.ids), 2))
+    outlier = (_robust_z(reading.dense) >= z_cut) | (_robust_z(reading.fused) >= z_cut)
+    ratio = reading.fused / max(float(reading.fused.max()), 1e-9)
+    return (ratio >= tuning.which_ratio) & outlier & (reading.dense >= tuning.which_min_cosine)
+
+
+def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichResult:
+    mode = "llm" if settings.llm_enabled else "extractive"
+    reading = read_criterion(retriever, criterion, settings)
+    if reading is None:
         return WhichResult(criterion, [], mode)
-    tuning = settings.tuning
+    ids, dense, fused, query = reading.ids, reading.dense, reading.fused, reading.query
+    order = np.argsort(-fused)
+    papers = retriever.papers()
+    if reading.name is not None:
+        writing = papers_writing(retriever.index, reading.name)
+        return WhichResult(criterion, [Finding(ids[i], papers[ids[i]].title, writing[ids[i]], float(fused[i]))
+                                       for i in order if ids[i] in writing], mode, name=reading.name)
+    if reading.lacks:
+        return WhichResult(criterion, [], mode)
+    kind, tuning = reading.kind, settings.tuning
     if mode == "llm":
+        ratio = fused / max(float(fused.max()), 1e-9)
         candidates = [ids[i] for i in order if ids[i] in kind
                       or ratio[i] >= tuning.which_llm_ratio and dense[i] >= tuning.which_llm_min_cosine]
         keep = set(_llm_judge(settings, criterion, [papers[p] for p in candidates[:tuning.which_judged]]))
         chosen = [i for i in order if ids[i] in keep]
     else:
-        chosen = [i for i in order if ids[i] in kind
-                  or ratio[i] >= tuning.which_ratio and outlier[i] and dense[i] >= tuning.which_min_cosine]
+        meets = meets_hand_rule(reading, tuning)
+        chosen = [i for i in order if ids[i] in kind or meets[i]]
     findings = [Finding(ids[i], papers[ids[i]].title,
-                        kind.get(ids[i]) or (best_sentence(retriever, query, qvec, papers[ids[i]])
+                        kind.get(ids[i]) or (best_sentence(retriever, query, reading.qvec, papers[ids[i]])
                                              if n < tuning.which_embedded_evidence
                                              else _sharing_sentence(query, papers[ids[i]])), float(fused[i]))
                 for n, i in enumerate(chosen)]
-    return WhichResult(criterion, findings, mode, unsure=unsure and bool(findings))
+    return WhichResult(criterion, findings, mode, unsure=reading.unsure and bool(findings))
 
 
 def _words(text: str) -> set[str]:

@@ -1,0 +1,206 @@
+"""Fit a `which` model, measured and not adopted: P(a paper meets a criterion) from the signals `which` reads of it
+(:data:`WHICH_FEATURES`, from assistant.qa.synthesis.read_criterion), on criteria labelled by reading every paper of
+a corpus, in place of the hand rule (synthesis.meets_hand_rule). docs/decisions.md gives its figures and why it was
+not adopted.
+
+    python training/fit_which.py [--index-dir benchmarks/.work/iclr95] [--out benchmarks/results/which_model.json]
+
+Criteria (``papers`` meet it, ``borderline`` are arguable and left out of the fit and of the scores):
+- ``training/inputs/arxiv_a_criteria.jsonl`` over the arXiv training slice benchmarks/data/corpora/arxiv_a.jsonl;
+- ``training/inputs/slice_{f,g,h,i}_criteria.jsonl`` over the 250-paper slices ``slice_X_ids.txt`` lists (of
+  training/inputs/arxiv-ml.jsonl.xz, outside every benchmark slice);
+- ``benchmarks/data/which_labels.jsonl`` over the bundled corpus.
+Never a held-out set (benchmarks/which.py measures the saved model on benchmarks/data/heldout/which_blind*.jsonl).
+
+Rows: every paper of a criterion read as a topic (not a name, not a criterion the corpus lacks; those are decided
+without the model), a paper whose contribution sentence is the kind asked for included. Logistic regression (C=1,
+standardised signals); the threshold is the one with the best F1 of the decisions `which` makes with it over every
+criterion (the listed papers: a name's writers, nothing for a lacking criterion, the kind matches and the papers at
+or above it). Cross-validated leaving one corpus out: fitted and thresholded on five, scored on the sixth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _inputs import INPUTS, PAPERS, read_jsonl, sha256  # noqa: E402
+from fit_decisions import HERE, INDEX_DIR, ROOT, as_dict, corpus_settings, fit, predict  # noqa: E402
+
+OUT = ROOT / "benchmarks" / "results" / "which_model.json"
+
+#: What the model reads of each paper: its cosine, as a share of the best paper's and as a robust z-score against the
+#: corpus; the fused score as a share of the best and as a z-score; BM25 as a share of the best; the log of its fused
+#: rank; whether its contribution sentence is the kind of paper asked for (and whether any is); the best cosine of
+#: the corpus; the answerable model unsure.
+WHICH_FEATURES = ("dense", "dense_rel", "z_dense", "ratio", "z_fused", "lex", "log_rank", "kind", "top", "unsure",
+                  "is_kind")
+
+
+def which_features(reading) -> np.ndarray:
+    """One row of :data:`WHICH_FEATURES` per paper of a :class:`synthesis.WhichReading`."""
+    from assistant.qa.synthesis import _robust_z
+
+    dense, fused, ids = reading.dense, reading.fused, reading.ids
+    top = max(float(dense.max()), 1e-9)
+    rank = np.empty(len(ids))
+    rank[np.argsort(-fused)] = np.arange(len(ids))
+    ones = np.ones(len(ids))
+    return np.column_stack([dense, dense / top, _robust_z(dense), fused / max(float(fused.max()), 1e-9),
+                            _robust_z(fused), reading.lexical / max(float(reading.lexical.max()), 1e-9),
+                            np.log1p(rank), [float(p in reading.kind) for p in ids], top * ones,
+                            float(reading.unsure) * ones, float(bool(reading.kind)) * ones])
+
+
+def load_model(path: Path = OUT):
+    """The saved model (:class:`assistant.search.decide.Logistic`)."""
+    from assistant.search.decide import Logistic
+
+    return Logistic.from_dict(json.loads(path.read_text())["model"])
+C = 1.0
+GRID = [round(float(t), 3) for t in np.arange(0.05, 0.95, 0.025)]
+
+
+def sources() -> list[tuple[str, Path]]:
+    """(corpus, criteria file): the arXiv slices first, then the bundled corpus."""
+    out = [("arxiv_a", INPUTS / "arxiv_a_criteria.jsonl")]
+    out += [(p.name.replace("_criteria.jsonl", ""), p) for p in sorted(INPUTS.glob("slice_*_criteria.jsonl"))]
+    return out + [("bundled", HERE / "data" / "which_labels.jsonl")]
+
+
+def slice_settings(corpus: str, index_dir: Path):
+    """The index of a corpus (built first when missing): a training slice listed by ids is written out as JSONL."""
+    if not corpus.startswith("slice_"):
+        return corpus_settings(corpus, index_dir)
+    from assistant.config import Settings
+    from assistant.store.ingest import ingest
+    from assistant.text.corpus import load_papers
+
+    settings = Settings(index_dir=index_dir.parent / corpus, llm_mode="off", rerank="off")
+    if not (settings.index.dir / "manifest.json").exists():
+        ids = set((INPUTS / f"{corpus}_ids.txt").read_text().split())
+        source = index_dir.parent / f"{corpus}.jsonl"
+        source.parent.mkdir(parents=True, exist_ok=True)
+        with source.open("w", encoding="utf-8") as fh:
+            for p in read_jsonl(PAPERS):
+                if str(p["id"]) in ids:
+                    fh.write(json.dumps({"id": str(p["id"]), "title": p["title"], "abstract": p["abstract"]}) + "\n")
+        ingest(load_papers([source])[0], settings)
+    return settings
+
+
+def read_all(index_dir: Path) -> list[dict]:
+    """Each criterion's reading: its corpus, the features of every paper, what is decided without the model."""
+    from assistant.qa import synthesis
+    from assistant.search.names import papers_writing
+    from assistant.search.retrieve import Retriever
+    from assistant.store.index import Index
+
+    out = []
+    for corpus, path in sources():
+        settings = slice_settings(corpus, index_dir)
+        retriever = Retriever(Index(settings), settings)
+        started = time.time()
+        for item in read_jsonl(path):
+            reading = synthesis.read_criterion(retriever, retriever.mend(item["criterion"]), settings)
+            fixed = None  # decided without the model: a name's writers, or nothing
+            if reading.name is not None:
+                fixed = set(papers_writing(retriever.index, reading.name))
+            elif reading.lacks:
+                fixed = set()
+            hand = fixed if fixed is not None else set(reading.kind) | {
+                p for p, m in zip(reading.ids, synthesis.meets_hand_rule(reading, settings.tuning)) if m}
+            out.append({"corpus": corpus, "criterion": item["criterion"], "ids": reading.ids, "hand": hand,
+                        "x": which_features(reading), "kind": set(reading.kind), "fixed": fixed,
+                        "meets": {str(i) for i in item["papers"]}, "skip": {str(i) for i in item.get("borderline", [])}})
+        print(f"{corpus}: {sum(r['corpus'] == corpus for r in out)} criteria ({time.time() - started:.0f} s)", flush=True)
+    return out
+
+
+def rows_xy(crits: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    xs, ys = [], []
+    for c in crits:
+        if c["fixed"] is not None:
+            continue
+        keep = [i for i, p in enumerate(c["ids"]) if p not in c["skip"]]
+        xs.append(c["x"][keep])
+        ys += [int(c["ids"][i] in c["meets"]) for i in keep]
+    return np.vstack(xs), np.asarray(ys)
+
+
+def listed(c: dict, params, threshold: float) -> set[str]:
+    if c["fixed"] is not None:
+        return c["fixed"]
+    meets = predict(params, c["x"]) >= threshold
+    return c["kind"] | {p for p, m in zip(c["ids"], meets) if m}
+
+
+def score(crits: list[dict], choose) -> dict:
+    tp = fp = fn = absent = 0
+    for c in crits:
+        got = choose(c) - c["skip"]
+        tp, fp, fn = tp + len(got & c["meets"]), fp + len(got - c["meets"]), fn + len(c["meets"] - got)
+        absent += 0 if c["meets"] else len(got)
+    p, r = tp / max(tp + fp, 1), tp / max(tp + fn, 1)
+    return {"precision": round(p, 3), "recall": round(r, 3), "f1": round(2 * p * r / max(p + r, 1e-9), 3),
+            "listed_for_absent": absent, "criteria": len(crits)}
+
+
+def fit_and_threshold(crits: list[dict]):
+    x, y = rows_xy(crits)
+    params = fit(x, y, C)
+    threshold = max(GRID, key=lambda t: score(crits, lambda c: listed(c, params, t))["f1"])
+    return params, threshold
+
+
+def cross_validate(crits: list[dict]) -> dict:
+    """Leave one corpus out: fitted and thresholded on the others, scored on it; and pooled."""
+    per, chosen = {}, {}
+    for corpus in dict.fromkeys(c["corpus"] for c in crits):
+        train = [c for c in crits if c["corpus"] != corpus]
+        test = [c for c in crits if c["corpus"] == corpus]
+        params, threshold = fit_and_threshold(train)
+        per[corpus] = score(test, lambda c: listed(c, params, threshold)) | {"threshold": threshold}
+        chosen.update({id(c): listed(c, params, threshold) for c in test})
+    return {"pooled": score(crits, lambda c: chosen[id(c)]), "per_corpus": per,
+            "shipped_hand_rule": {"pooled": score(crits, lambda c: c["hand"]), "per_corpus": {
+                corpus: score([c for c in crits if c["corpus"] == corpus], lambda c: c["hand"])
+                for corpus in dict.fromkeys(c["corpus"] for c in crits)}}}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--index-dir", type=Path, default=INDEX_DIR)
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args()
+    crits = read_all(args.index_dir)
+    cv = cross_validate(crits)
+    params, threshold = fit_and_threshold(crits)
+    print("leave one corpus out:", json.dumps(cv["pooled"]))
+    print("the shipped hand rule:", json.dumps(cv["shipped_hand_rule"]["pooled"]))
+    for corpus, s in cv["per_corpus"].items():
+        print(f"  {corpus:8} {json.dumps(s)}")
+    x, y = rows_xy(crits)
+    provenance = {"script": "training/fit_which.py", "fitted_on": {corpus: f"{path.relative_to(ROOT)} "
+                                                                           f"(sha256 {sha256(path)[:16]})"
+                                                                   for corpus, path in sources()},
+                  "rows": int(len(y)), "positives": int(y.sum()), "criteria": len(crits), "C": C,
+                  "threshold_rule": "best F1 of the listed papers over every criterion",
+                  "cross_validation": "leave one corpus out"}
+    out = {"provenance": provenance, "cv": cv,
+           "model": as_dict(params, WHICH_FEATURES, threshold),
+           "in_sample": score(crits, lambda c: listed(c, params, threshold))}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"threshold {threshold}; in sample {json.dumps(out['in_sample'])}; wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
