@@ -87,3 +87,44 @@ def test_the_field_counts_leave_out_every_paper_of_a_held_out_slice(training_lib
     heldout_slice = ROOT / "benchmarks" / "data" / "heldout" / "arxiv300.jsonl"
     assert {r["id"] for r in read_jsonl(heldout_slice)} <= held
     assert PAPERS.exists() and PAPERS.stat().st_size > 5_000_000  # the arXiv abstracts travel with the repository
+
+
+def test_the_criteria_slices_hold_no_held_out_or_benchmark_paper_and_no_fit_reads_a_held_out_criterion(training_lib):
+    """The reader's second stage and fit_which train on criteria labelled over slices drawn outside every slice
+    a benchmark scores; the held-out which sets (which_blind*.jsonl) are never among their sources."""
+    import fit_which
+    import reader_data
+    from _inputs import INPUTS, read_jsonl
+
+    slices = {name: set((INPUTS / f"slice_{name}_ids.txt").read_text().split()) for name in "fghi"}
+    assert all(len(ids) == 250 for ids in slices.values())
+    assert not set.intersection(*slices.values())
+    scored = reader_data.held_out_ids()
+    for path in (ROOT / "benchmarks" / "data" / "corpora").glob("arxiv_?.jsonl"):
+        scored |= {str(r["id"]) for r in read_jsonl(path)}
+    assert not set().union(*slices.values()) & scored
+    for item in read_jsonl(INPUTS / "slice_f_criteria.jsonl"):
+        assert set(item["papers"]) <= slices["f"] and not set(item["papers"]) & set(item["borderline"])
+    assert not any("heldout" in path.parts for _, path in fit_which.sources())
+
+
+def test_a_criterion_group_pairs_papers_that_meet_it_with_ones_that_do_not_never_a_borderline_one(training_lib):
+    import random
+
+    import reader_data
+    from _inputs import INPUTS, PAPERS, read_jsonl
+
+    papers = {str(p["id"]): dict(p, id=str(p["id"])) for p in read_jsonl(PAPERS)}
+    groups = [g for g in reader_data.criterion_groups(papers, random.Random(0)) if g["kind"].startswith("criterion")]
+    # keyed by file too: one wording ("autonomous driving papers") was labelled over two slices
+    labelled = {("slice:" + path.stem, item["criterion"]): item
+                for path in INPUTS.glob("*_criteria.jsonl") for item in read_jsonl(path)}
+    assert {(g["papers"], g["query"]) for g in groups} == set(labelled)
+    for g in groups:
+        item = labelled[g["papers"], g["query"]]
+        assert len(g["ids"]) == 4 and g["labels"] == [int(str(p) in item["papers"]) for p in g["ids"]]
+        assert not set(g["ids"]) & {str(p) for p in item["borderline"]}
+    split = {}
+    for g in groups:  # a criterion's groups are all trained on or all kept for validation
+        assert split.setdefault(g["query"], g["split"]) == g["split"]
+    assert 0.1 < sum(s == "val" for s in split.values()) / len(split) < 0.3
