@@ -17,6 +17,10 @@ absent topic, two topics no single paper joins). AdamW, 3e-5 for the encoder and
 and decay. A validation split (160 groups, by seed) is scored every checkpoint: held-out question sets never
 are (benchmarks/ measures them once the model is shipped).
 
+The second stage (``reader_data.py --stage criteria``; training/README.md): ``--from-checkpoint`` the first stage's
+reader_checkpoint.pt with a new schedule (``--lr``), validated on the criteria kept apart by query, exported to
+``--out`` (``--stop-after N`` exports after N steps of a longer schedule); the manifest keeps both stages' commands.
+
 On a lent GPU machine (no network, no base package, at most 64 MiB of tree with what is carried, files back of at
 most 16 MiB): carry the groups compressed (``xz -k training/work/reader_groups.jsonl``, 14 MB), go on from the
 shipped int8 reader and save the weights in parts to ``$OUT``; then export them here::
