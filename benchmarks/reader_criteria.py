@@ -24,34 +24,26 @@ import _training  # noqa: F401  (training/ on sys.path: the fits' library and th
 HERE = Path(__file__).resolve().parent
 
 
-def auc(scores: list[float], labels: list[int]) -> float:
-    s, y = np.asarray(scores), np.asarray(labels, dtype=bool)
-    pos, neg = s[y][:, None], s[~y][None, :]
-    return round(float(((pos > neg).sum() + 0.5 * (pos == neg).sum()) / max(pos.size * neg.size, 1)), 4)
-
-
-def robust_z(x: np.ndarray) -> np.ndarray:
-    med = float(np.median(x))
-    return (x - med) / (float(np.median(np.abs(x - med))) * 1.4826 or 1e-6)
-
-
 def leave_one_criterion_out(crits: list[dict], extra: list[str]) -> dict:
     """The fitted `which` model on the signals plus ``extra`` readers' logits, one criterion left out at a time."""
-    from fit_which import GRID, C, fit, listed, score
+    from fit_which import fit_and_threshold, listed, score
 
-    def with_extra(c):
-        return dict(c, x=np.hstack([c["x"]] + [np.column_stack([c[m], robust_z(c[m])]) for m in extra]))
+    from assistant.qa.synthesis import _robust_z
 
-    wide = [with_extra(c) for c in crits]
+    wide = [dict(c, x=np.hstack([c["x"]] + [np.column_stack([c[m], _robust_z(c[m])]) for m in extra]))
+            for c in crits]
     chosen = {}
     for k, c in enumerate(wide):
-        train = wide[:k] + wide[k + 1:]
-        rows = [(t["x"][i], int(p in t["meets"])) for t in train if t["fixed"] is None
-                for i, p in enumerate(t["ids"]) if p not in t["skip"]]
-        params = fit(np.array([r[0] for r in rows]), np.array([r[1] for r in rows]), C)
-        threshold = max(GRID, key=lambda t: score(train, lambda d: listed(d, params, t))["f1"])
-        chosen[k] = listed(c, params, threshold)
-    return score(wide, lambda d: chosen[next(k for k, w in enumerate(wide) if w is d)])
+        params, threshold = fit_and_threshold(wide[:k] + wide[k + 1:])
+        chosen[id(c)] = listed(c, params, threshold)
+    return score(wide, lambda c: chosen[id(c)])
+
+
+def auc(scores: list[float], labels: list[int]) -> float:
+    from fit_decisions import auc as pooled_auc
+
+    s, y = np.asarray(scores), np.asarray(labels, dtype=bool)
+    return round(pooled_auc(s[y], s[~y]), 4)
 
 
 def main() -> int:

@@ -80,9 +80,9 @@ def main() -> int:
     ap.add_argument("--json", type=Path, default=HERE / "results" / "which.json")
     args = ap.parse_args()
     from assistant.qa import synthesis
+    from assistant.search.retrieve import Retriever
     from assistant.store.index import Index
     from fit_which import load_model, which_features
-    from assistant.search.retrieve import Retriever
 
     labels = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
     settings = bundled_index(args.index_dir, llm_mode="off")

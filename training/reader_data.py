@@ -202,13 +202,6 @@ def draw_slices(papers: list[dict]) -> None:
     print(f"{len(pool)} papers in the pool; wrote {INPUTS}/slice_{{f,g,h,i}}_ids.txt")
 
 
-def read_groups_file(path: Path) -> list[dict]:
-    if not path.exists():
-        raise SystemExit(f"missing {path}: the criteria stage replays the first stage's groups; run "
-                         "python training/reader_data.py first")
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--papers", type=Path, default=PAPERS)
@@ -224,20 +217,23 @@ def main() -> int:
                                                                 "before they were labelled) and stop")
     ap.add_argument("--replay-from", type=Path, default=HERE / "work" / "reader_groups.jsonl")
     args = ap.parse_args()
-    if args.draw_slices:
-        papers = [p for p in read_jsonl(args.papers) if str(p["id"]) not in held_out_ids()
-                  and norm(p["abstract"])[:120] not in bundled_titles()]
-        draw_slices(papers)
-        return 0
     if args.stage == "criteria" and args.out == HERE / "work" / "reader_groups.jsonl":
         args.out = HERE / "work" / "reader_criteria_groups.jsonl"
     rng = random.Random(args.seed)
     held, bundled = held_out_ids(), bundled_titles()
     papers = [p for p in read_jsonl(args.papers) if str(p["id"]) not in held
               and norm(p["abstract"])[:120] not in bundled and p.get("title") and p.get("abstract")]
+    if args.draw_slices:
+        draw_slices(papers)
+        return 0
     if args.stage == "criteria":
+        from reader_train import read_groups
+
+        if not args.replay_from.exists():
+            raise SystemExit(f"missing {args.replay_from}: the criteria stage replays the first stage's groups; run "
+                             "python training/reader_data.py first")
         groups = criterion_groups({str(p["id"]): dict(p, id=str(p["id"])) for p in papers}, rng)
-        replay = read_groups_file(args.replay_from)
+        replay = read_groups(args.replay_from)
         groups += [g | {"split": "train", "kind": "replay_" + g["kind"]}
                    for g in rng.sample(replay, min(args.replay, len(replay)))]
     else:
