@@ -188,18 +188,27 @@ def criterion_groups(all_papers: dict[str, dict], rng: random.Random) -> list[di
     return groups
 
 
-def draw_slices(papers: list[dict]) -> None:
-    """The four slices the criteria of ``slice_{f,g,h,i}_criteria.jsonl`` were labelled over: 1,000 papers outside
-    every benchmark slice (``papers`` is already without the held-out ones and the bundled corpus), cut in four."""
+#: The slices drawn for labelled criteria, in the order drawn: (seed, names). Each draw samples 250 papers a name
+#: from the pool left by the draws before it (the first, for session 7's four helpers; the second, session 8's six).
+DRAWS = ((4807, "fghi"), (4808, "jklmno"))
+
+
+def draw_slices(papers: list[dict], draws=DRAWS) -> None:
+    """The slices the criteria of ``slice_X_criteria.jsonl`` were labelled over: papers outside every benchmark
+    slice (``papers`` is already without the held-out ones and the bundled corpus), 250 a slice, each draw from what
+    the draws before it left. Rewriting an existing slice file gives it the same ids (the draws are seeded)."""
     used = set()
     for path in (ROOT / "benchmarks" / "data" / "corpora").glob("arxiv_?.jsonl"):
         used |= {str(r["id"]) for r in read_jsonl(path)}
     pool = [p for p in papers if str(p["id"]) not in used]
-    pick = random.Random(4807).sample(range(len(pool)), 1000)
-    for k, name in enumerate("fghi"):
-        ids = sorted(str(pool[i]["id"]) for i in pick[k * 250:(k + 1) * 250])
-        (INPUTS / f"slice_{name}_ids.txt").write_text("\n".join(ids) + "\n")
-    print(f"{len(pool)} papers in the pool; wrote {INPUTS}/slice_{{f,g,h,i}}_ids.txt")
+    for seed, names in draws:
+        pick = random.Random(seed).sample(range(len(pool)), 250 * len(names))
+        for k, name in enumerate(names):
+            ids = sorted(str(pool[i]["id"]) for i in pick[k * 250:(k + 1) * 250])
+            (INPUTS / f"slice_{name}_ids.txt").write_text("\n".join(ids) + "\n")
+        print(f"{len(pool)} papers in the pool; wrote slices {', '.join(names)}")
+        taken = {pool[i]["id"] for i in pick}
+        pool = [p for p in pool if p["id"] not in taken]
 
 
 def main() -> int:
@@ -213,7 +222,7 @@ def main() -> int:
                     help="topics: the first training's groups; criteria: the second's (labelled criteria and detail "
                          "questions, with --replay groups of the first's so it is not forgotten)")
     ap.add_argument("--replay", type=int, default=1500)
-    ap.add_argument("--draw-slices", action="store_true", help="write the four criteria slices' ids (done once, "
+    ap.add_argument("--draw-slices", action="store_true", help="write the criteria slices' ids (DRAWS; done "
                                                                 "before they were labelled) and stop")
     ap.add_argument("--replay-from", type=Path, default=HERE / "work" / "reader_groups.jsonl")
     args = ap.parse_args()
