@@ -189,8 +189,8 @@ def criterion_groups(all_papers: dict[str, dict], rng: random.Random) -> list[di
 
 
 #: The slices drawn for labelled criteria, in the order drawn: (seed, names). Each draw samples 250 papers a name
-#: from the pool left by the draws before it (the first, for session 7's four helpers; the second, session 8's six).
-DRAWS = ((4807, "fghi"), (4808, "jklmno"))
+#: from the pool left by the draws before it (the first for session 7's four helpers; the second and third, session 8's twelve).
+DRAWS = ((4807, "fghi"), (4808, "jklmno"), (4809, "pqrstu"))
 
 
 def draw_slices(papers: list[dict], draws=DRAWS) -> None:
