@@ -11,7 +11,10 @@ Scored, in this run, on the shipped ``assistant.qa.synthesis.which`` (offline: t
 the best, an outlier on dense or fused, cosine >= 0.3, chosen on which_labels.jsonl), the rule before it (a
 dense-only outlier with a per-paper cosine >= the 0.41 gate), and the fitted `which` model measured and not adopted
 (training/fit_which.py, saved in results/which_model.json: at its threshold, chosen on the training criteria, and
-at others, so a person can see the curve it sits on; never chosen here).
+at others, so a person can see the curve it sits on; never chosen here). Where this checkout has the criterion
+encoder's weights (training/criteria_train.py -> training/work/criteria_encoder.npz) and its model
+(training/fit_which.py --encoder -> results/which_encoder_model.json), also that candidate, measured and not
+adopted (docs/reader.md).
 
     python benchmarks/which.py [--labels FILE] [--index-dir DIR] [--json OUT]
 """
@@ -41,13 +44,20 @@ def previous_rule(retriever, criterion: str) -> list[str]:
     return [ids[i] for i in np.flatnonzero(keep)]
 
 
-def listed_at(retriever, criterion: str, decide) -> list[str]:
-    """What `which` would list if each topical paper of its reading were decided by ``decide(reading) -> bool
-    mask`` (a name's writers, nothing for a criterion the corpus lacks, and the kind matches, as shipped)."""
+def listed_at(retriever, criterion: str, decide, encoder: bool = False) -> list[str]:
+    """What `which` would list if each topical paper of its reading (``encoder``: the criterion's vector the
+    criterion encoder's, training/criteria_model.py) were decided by ``decide(reading) -> bool mask`` (a name's
+    writers, nothing for a criterion the corpus lacks, and the kind matches, as shipped)."""
     from assistant.qa import synthesis
     from assistant.search.names import papers_writing
 
-    reading = synthesis.read_criterion(retriever, retriever.mend(criterion), retriever.settings)
+    mended = retriever.mend(criterion)
+    qvec = None
+    if encoder:
+        import criteria_model
+
+        qvec = criteria_model.encode(synthesis.strip_leadin(mended))
+    reading = synthesis.read_criterion(retriever, mended, retriever.settings, qvec=qvec)
     if reading is None or reading.lacks:
         return []
     if reading.name is not None:
@@ -82,7 +92,8 @@ def main() -> int:
     from assistant.qa import synthesis
     from assistant.search.retrieve import Retriever
     from assistant.store.index import Index
-    from fit_which import load_model, which_features
+    import criteria_model
+    from fit_which import ENCODED, load_model, which_features
 
     labels = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
     settings = bundled_index(args.index_dir, llm_mode="off")
@@ -102,6 +113,11 @@ def main() -> int:
                           **score(default, labels)},
               "fitted_not_adopted": {"threshold": model.threshold, **score(fitted, labels)},
               "previous": score(previous, labels), "per_criterion": [], "grid": []}
+    if criteria_model.available() and ENCODED.exists():  # the criterion encoder and its model, not adopted
+        encoded = load_model(ENCODED)
+        listed = {i["criterion"]: listed_at(retriever, i["criterion"], lambda r: encoded.probability(
+            which_features(r)) >= encoded.threshold, encoder=True) for i in labels}
+        result["encoder_not_adopted"] = {"threshold": encoded.threshold, **score(listed, labels)}
     print(f"{'criterion':58} {'meet':>4} {'borderline':>10} {'listed':>6} {'right':>5} {'before':>6} {'right':>5}")
     for item in labels:
         gold, border = set(item["papers"]), set(item["borderline"])
@@ -123,7 +139,9 @@ def main() -> int:
     for name, s in (("previous (dense outlier, cosine >= gate)", result["previous"]),
                     (f"shipped (ratio {settings.tuning.which_ratio}, cosine >= {settings.tuning.which_min_cosine})",
                      result["shipped"]),
-                    (f"fitted, not adopted (p >= {model.threshold})", result["fitted_not_adopted"])):
+                    (f"fitted, not adopted (p >= {model.threshold})", result["fitted_not_adopted"]),
+                    *([("criterion encoder + its model, not adopted", result["encoder_not_adopted"])]
+                      if "encoder_not_adopted" in result else [])):
         print(f"{name:40} {s['precision']:9.3f} {s['recall']:6.3f} {s['f1']:5.3f} {s['listed_for_absent_topics']:25}")
     for g in result["grid"]:
         print(f"{'  fitted at p >= %.2f' % g['threshold']:40} {g['precision']:9.3f} "

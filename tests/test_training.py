@@ -96,15 +96,19 @@ def test_the_criteria_slices_hold_no_held_out_or_benchmark_paper_and_no_fit_read
     import reader_data
     from _inputs import INPUTS, read_jsonl
 
-    slices = {name: set((INPUTS / f"slice_{name}_ids.txt").read_text().split()) for name in "fghi"}
+    names = [n for _, n in reader_data.DRAWS for n in n]
+    assert sorted(p.name for p in INPUTS.glob("slice_*_ids.txt")) == sorted(f"slice_{n}_ids.txt" for n in names)
+    slices = {name: set((INPUTS / f"slice_{name}_ids.txt").read_text().split()) for name in names}
     assert all(len(ids) == 250 for ids in slices.values())
-    assert not set.intersection(*slices.values())
+    assert len(set().union(*slices.values())) == 250 * len(slices)  # no paper in two slices
     scored = reader_data.held_out_ids()
     for path in (ROOT / "benchmarks" / "data" / "corpora").glob("arxiv_?.jsonl"):
         scored |= {str(r["id"]) for r in read_jsonl(path)}
     assert not set().union(*slices.values()) & scored
-    for item in read_jsonl(INPUTS / "slice_f_criteria.jsonl"):
-        assert set(item["papers"]) <= slices["f"] and not set(item["papers"]) & set(item["borderline"])
+    for name in names:
+        for item in read_jsonl(INPUTS / f"slice_{name}_criteria.jsonl"):
+            assert set(item["papers"]) | set(item["borderline"]) <= slices[name]
+            assert not set(item["papers"]) & set(item["borderline"])
     assert not any("heldout" in path.parts for _, path in fit_which.sources())
 
 
@@ -128,3 +132,18 @@ def test_a_criterion_group_pairs_papers_that_meet_it_with_ones_that_do_not_never
     for g in groups:  # a criterion's groups are all trained on or all kept for validation
         assert split.setdefault(g["query"], g["split"]) == g["split"]
     assert 0.1 < sum(s == "val" for s in split.values()) / len(split) < 0.3
+
+
+def test_the_criterion_encoder_is_validated_on_the_readers_fifth_and_each_fold_leaves_out_its_own(training_lib):
+    """criteria_train.py --fold 0 keeps out exactly reader_data.validation_query's criteria (the figures it reports
+    are on criteria it never saw), and fit_which.py --encoder --folds reads every other criterion by the fold that
+    left it out: five disjoint fifths of every labelled criterion, none from a held-out set."""
+    import criteria_train
+    import reader_data
+    from _inputs import read_jsonl
+
+    texts = [item["criterion"] for _, path in criteria_train.criteria_files() for item in read_jsonl(path)]
+    assert len(texts) > 700 and not any("heldout" in path.parts for _, path in criteria_train.criteria_files())
+    folds = [criteria_train.fold_of(t) for t in texts]
+    assert all((f == 0) == reader_data.validation_query(t) for f, t in zip(folds, texts))
+    assert all(0.1 < folds.count(k) / len(folds) < 0.3 for k in range(criteria_train.FOLDS))

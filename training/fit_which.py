@@ -7,10 +7,15 @@ not adopted.
 
 Criteria (``papers`` meet it, ``borderline`` are arguable and left out of the fit and of the scores):
 - ``training/inputs/arxiv_a_criteria.jsonl`` over the arXiv training slice benchmarks/data/corpora/arxiv_a.jsonl;
-- ``training/inputs/slice_{f,g,h,i}_criteria.jsonl`` over the 250-paper slices ``slice_X_ids.txt`` lists (of
-  training/inputs/arxiv-ml.jsonl.xz, outside every benchmark slice);
+- ``training/inputs/slice_*_criteria.jsonl`` over the 250-paper slices ``slice_X_ids.txt`` lists (of
+  training/inputs/arxiv-ml.jsonl.xz, outside every benchmark slice; f-i from the seventh session, j-u the eighth);
 - ``benchmarks/data/which_labels.jsonl`` over the bundled corpus.
 Never a held-out set (benchmarks/which.py measures the saved model on benchmarks/data/heldout/which_blind*.jsonl).
+
+``--encoder`` (measured, not adopted: docs/reader.md): each criterion read with the criterion encoder
+(training/criteria_model.py) instead of the embedder, fitted on the criteria the encoder never saw (its validation
+fifth, or with ``--folds`` every criterion read by the one of five encoders that left it out), written to
+``benchmarks/results/which_encoder_model.json``.
 
 Rows: every paper of a criterion read as a topic (not a name, not a criterion the corpus lacks; those are decided
 without the model), a paper whose contribution sentence is the kind asked for included. Logistic regression (C=1,
@@ -34,6 +39,7 @@ from _inputs import INPUTS, PAPERS, read_jsonl, sha256  # noqa: E402
 from fit_decisions import HERE, INDEX_DIR, ROOT, as_dict, corpus_settings, fit, predict  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "which_model.json"
+ENCODED = ROOT / "benchmarks" / "results" / "which_encoder_model.json"
 
 #: What the model reads of each paper: its cosine, as a share of the best paper's and as a robust z-score against the
 #: corpus; the fused score as a share of the best and as a z-score; BM25 as a share of the best; the log of its fused
@@ -95,8 +101,17 @@ def slice_settings(corpus: str, index_dir: Path):
     return settings
 
 
-def read_all(index_dir: Path) -> list[dict]:
-    """Each criterion's reading: its corpus, the features of every paper, what is decided without the model."""
+def read_all(index_dir: Path, encoder: bool = False, folds: Path | None = None) -> list[dict]:
+    """Each criterion's reading: its corpus, the features of every paper, what is decided without the model.
+    ``encoder``: read by the criterion encoder (training/criteria_model.py), and of the arXiv slices only the
+    criteria it kept for validation (criteria_train.fold_of 0): those it was trained on read better than a new
+    criterion will. ``folds``: a folder of the encoders that left out the other fifths (``fold1.npz`` ...
+    ``fold4.npz``, criteria_train.py --fold): every arXiv criterion read by the encoder that never saw it."""
+    import criteria_model
+    from criteria_train import fold_of
+
+    from assistant.qa.synthesis import strip_leadin
+
     from assistant.qa import synthesis
     from assistant.search.names import papers_writing
     from assistant.search.retrieve import Retriever
@@ -108,14 +123,21 @@ def read_all(index_dir: Path) -> list[dict]:
         retriever = Retriever(Index(settings), settings)
         started = time.time()
         for item in read_jsonl(path):
-            reading = synthesis.read_criterion(retriever, retriever.mend(item["criterion"]), settings)
+            fold = fold_of(item["criterion"]) if encoder and corpus != "bundled" else 0
+            if fold and folds is None:
+                continue
+            mended = retriever.mend(item["criterion"])
+            qvec = criteria_model.encode(strip_leadin(mended), folds / f"fold{fold}.npz" if fold else None) \
+                if encoder else None
+            reading = synthesis.read_criterion(retriever, mended, settings, qvec=qvec)
             fixed = None  # decided without the model: a name's writers, or nothing
             if reading.name is not None:
                 fixed = set(papers_writing(retriever.index, reading.name))
             elif reading.lacks:
                 fixed = set()
-            hand = fixed if fixed is not None else set(reading.kind) | {
-                p for p, m in zip(reading.ids, synthesis.meets_hand_rule(reading, settings.tuning)) if m}
+            plain = synthesis.read_criterion(retriever, mended, settings) if encoder else reading
+            hand = fixed if fixed is not None else set(plain.kind) | {  # the hand rule as it reads: no encoder
+                p for p, m in zip(plain.ids, synthesis.meets_hand_rule(plain, settings.tuning)) if m}
             out.append({"corpus": corpus, "criterion": item["criterion"], "ids": reading.ids, "hand": hand,
                         "x": which_features(reading), "kind": set(reading.kind), "fixed": fixed,
                         "meets": {str(i) for i in item["papers"]}, "skip": {str(i) for i in item.get("borderline", [])}})
@@ -177,9 +199,14 @@ def cross_validate(crits: list[dict]) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index-dir", type=Path, default=INDEX_DIR)
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--encoder", action="store_true", help="read criteria with the criterion encoder "
+                    "(training/criteria_model.py; measured, not adopted) and write results/which_encoder_model.json")
+    ap.add_argument("--folds", type=Path, help="with --encoder: the folder of the encoders that left out the other "
+                    "fifths of the criteria (criteria_train.py --fold 1..4), to read and fit on every criterion")
     args = ap.parse_args()
-    crits = read_all(args.index_dir)
+    args.out = args.out or (ENCODED if args.encoder else OUT)
+    crits = read_all(args.index_dir, encoder=args.encoder, folds=args.folds)
     cv = cross_validate(crits)
     params, threshold = fit_and_threshold(crits)
     print("leave one corpus out:", json.dumps(cv["pooled"]))
@@ -193,6 +220,17 @@ def main() -> int:
                   "rows": int(len(y)), "positives": int(y.sum()), "criteria": len(crits), "C": C,
                   "threshold_rule": "best F1 of the listed papers over every criterion",
                   "cross_validation": "leave one corpus out"}
+    if args.encoder:
+        import criteria_model
+
+        encoder = sha256(criteria_model.weights_path())[:16]
+        provenance |= {"encoder": f"training/work/criteria_encoder.npz (sha256 {encoder})",
+                       "arxiv_criteria": "only those the encoder kept for validation (never trained on)"
+                       if args.folds is None else "every one, read by the encoder of the five that never saw it "
+                                                  "(criteria_train.py --fold 0..4; 0 is the shipped one)",
+                       "command": "python training/fit_which.py --encoder"
+                       + (f" --folds {args.folds.relative_to(ROOT) if args.folds.is_absolute() else args.folds}"
+                          if args.folds else "")}
     out = {"provenance": provenance, "cv": cv,
            "model": as_dict(params, WHICH_FEATURES, threshold),
            "in_sample": score(crits, lambda c: listed(c, params, threshold))}

@@ -173,10 +173,13 @@ class WhichReading:
     unsure: bool = False
 
 
-def read_criterion(retriever: Retriever, criterion: str, settings: Settings) -> WhichReading | None:
-    """The criterion read against every paper (None when the index has none in reach)."""
+def read_criterion(retriever: Retriever, criterion: str, settings: Settings,
+                   qvec: np.ndarray | None = None) -> WhichReading | None:
+    """The criterion read against every paper (None when the index has none in reach). ``qvec``: the criterion's
+    vector made elsewhere (training/fit_which.py --encoder measures the criterion encoder this way); by default the
+    embedder's, as for a question."""
     query = strip_leadin(criterion)
-    qvec = retriever.embed_query(query)
+    qvec = retriever.embed_query(query) if qvec is None else qvec
     ids, dense = _paper_scores(retriever, qvec)
     if not ids:
         return None

@@ -1,0 +1,104 @@
+"""The criterion encoder: all-MiniLM-L6-v2's query side fine-tuned here to read `which` criteria. Measured, not
+adopted (docs/reader.md "The criterion encoder"); the package does not ship it.
+
+A `which` criterion ("papers that give a theoretical guarantee", "evaluated on ImageNet") is compared with every
+paper's chunk vectors, which the shipped embedder made at ingest. This model embeds the criterion only; the papers
+keep their vectors, so nothing would be re-embedded and an index built before it would work unchanged. It was
+trained (training/criteria_train.py) so that the papers meeting a labelled criterion score above the papers of the
+same corpus that do not: on criteria it never saw, the AUC of meets-against-not over whole corpora rose from the
+base model's 0.858 to 0.939.
+
+The weights (``training/work/criteria_encoder.npz``, ~23 MB, remade by criteria_train.py) are int8, one scale per
+row, with float biases and layer norms; the forward pass is numpy (a criterion is a dozen tokens: a few ms, no
+onnxruntime session to open). Read by training/fit_which.py --encoder and benchmarks/which.py.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+LAYERS = 6
+HEADS = 12
+EPS = 1e-12
+_lock = threading.Lock()
+
+
+def weights_path() -> Path:
+    return Path(__file__).resolve().parent / "work" / "criteria_encoder.npz"
+
+
+def available() -> bool:
+    """Whether the encoder's weights are in this checkout (python training/criteria_train.py makes them)."""
+    return weights_path().exists()
+
+
+@lru_cache(maxsize=2)
+def _weights(path: Path) -> dict:
+    import numpy as np
+
+    with _lock, np.load(path, allow_pickle=False) as npz:
+        return {name: npz[name] for name in npz.files}
+
+
+def provenance() -> dict:
+    """How the weights were made: the command, the seed, the inputs' sha256 and the validation figures."""
+    return json.loads(str(_weights(weights_path())["provenance"]))
+
+
+def _matrix(w: dict, name: str) -> np.ndarray:
+    """An int8 matrix (``name``: rows x columns) back in float32, one scale per row."""
+    return w[name + ".q"].astype("float32") * w[name + ".scale"][:, None]
+
+
+def _layer_norm(x: np.ndarray, w: dict, name: str) -> np.ndarray:
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / (var + EPS) ** 0.5 * w[name + ".weight"] + w[name + ".bias"]
+
+
+def _dense(x: np.ndarray, w: dict, name: str) -> np.ndarray:
+    return x @ _matrix(w, name + ".weight").T + w[name + ".bias"]
+
+
+def _attention(h: np.ndarray, w: dict, prefix: str) -> np.ndarray:
+    import numpy as np
+
+    n, d = h.shape
+    size = d // HEADS
+    q, k, v = (_dense(h, w, f"{prefix}.attention.self.{p}").reshape(n, HEADS, size).transpose(1, 0, 2)
+               for p in ("query", "key", "value"))
+    scores = q @ k.transpose(0, 2, 1) / np.sqrt(size)
+    scores = np.exp(scores - scores.max(-1, keepdims=True))
+    context = (scores / scores.sum(-1, keepdims=True)) @ v
+    return _dense(context.transpose(1, 0, 2).reshape(n, d), w, f"{prefix}.attention.output.dense")
+
+
+def encode(text: str, path: Path | None = None) -> np.ndarray:
+    """The criterion's unit vector (384 floats), comparable with the index's chunk vectors (``path``: other
+    weights than training/work/criteria_encoder.npz: a fold's, or the file criteria_train.py just wrote)."""
+    import numpy as np
+
+    from assistant.embed.embedder import load_tokenizer
+    from assistant.embed.npgraph import _erf
+
+    w = _weights(path or weights_path())
+    ids = np.asarray(load_tokenizer().encode(text).ids)
+    words = w["embeddings.word_embeddings.weight.q"][ids].astype("float32")
+    h = (words * w["embeddings.word_embeddings.weight.scale"][ids][:, None]
+         + w["embeddings.position_embeddings.weight"][:len(ids)] + w["embeddings.token_type_embeddings.weight"][0])
+    h = _layer_norm(h, w, "embeddings.LayerNorm")
+    for i in range(LAYERS):
+        prefix = f"encoder.layer.{i}"
+        h = _layer_norm(h + _attention(h, w, prefix), w, f"{prefix}.attention.output.LayerNorm")
+        inner = _dense(h, w, f"{prefix}.intermediate.dense")
+        inner = 0.5 * inner * (1.0 + _erf(inner / np.sqrt(2.0)))
+        h = _layer_norm(h + _dense(inner, w, f"{prefix}.output.dense"), w, f"{prefix}.output.LayerNorm")
+    pooled = h.mean(0)
+    return (pooled / max(float(np.linalg.norm(pooled)), 1e-12)).astype(np.float32)
