@@ -12,7 +12,9 @@ that list is asked "which of them <property>?" through :meth:`Conversation.ask`,
 choice is right when it cites exactly the listed papers that meet the criterion (none: "none of them").
 
 Reported per rule: the chat's (the closest sentence and those within a margin of it); ``which``'s decision over
-the whole corpus kept to the list; that or else the chat's; their union. Each from the same conversation. Read with
+the whole corpus kept to the list; that or else the chat's; their union; and, where its weights are built, the
+criterion encoder's `which` kept to the list (training/criteria_model.py, not adopted). Each from the same
+conversation. Read with
 care: ``which``'s thresholds were chosen on these labels (benchmarks/which.py), so the ``which`` rows are partly
 in-sample; on the blind conversations (benchmarks/conversations.py) the ``which`` rule did worse (the research log,
 2026-12-06). Precision and recall over
@@ -114,6 +116,21 @@ def main() -> int:
     rules = {"closest sentence (shipped)": closest, "which∩list": which_only,
              "which∩list, else closest": lambda self, a, m: which_in_list(self, a, m) or closest(self, a, m),
              "union": lambda self, a, m: list(dict.fromkeys(closest(self, a, m) + which_in_list(self, a, m)))}
+    import criteria_model
+    from fit_which import ENCODED, load_model, which_features
+
+    if criteria_model.available() and ENCODED.exists():  # the criterion encoder and its `which` model, not adopted
+        from which import listed_at
+
+        encoded, corpus_encoded = load_model(ENCODED), {}
+
+        def encoder_in_list(self, asked, among):
+            if asked not in corpus_encoded:
+                corpus_encoded[asked] = set(listed_at(self.retriever, asked, lambda r: encoded.probability(
+                    which_features(r)) >= encoded.threshold, encoder=True))
+            return [pid for pid in among if pid in corpus_encoded[asked]]
+
+        rules["encoder which∩list (not adopted)"] = encoder_in_list
     wrapped = {name: (lambda rule: lambda self, asked, among, best: rule(self, asked, among))(rule)
                for name, rule in rules.items()}
     cases = [(item, listed) for item in labels if item["criterion"] in ASKED
