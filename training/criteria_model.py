@@ -15,7 +15,6 @@ onnxruntime session to open). Read by training/fit_which.py --encoder and benchm
 
 from __future__ import annotations
 
-import json
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -45,11 +44,6 @@ def _weights(path: Path) -> dict:
 
     with _lock, np.load(path, allow_pickle=False) as npz:
         return {name: npz[name] for name in npz.files}
-
-
-def provenance() -> dict:
-    """How the weights were made: the command, the seed, the inputs' sha256 and the validation figures."""
-    return json.loads(str(_weights(weights_path())["provenance"]))
 
 
 def _matrix(w: dict, name: str) -> np.ndarray:
