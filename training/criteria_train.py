@@ -9,13 +9,15 @@ Run in the training environment with the package installed in it (training/READM
 
 Data: the labelled criteria of ``training/inputs/arxiv_a_criteria.jsonl`` and ``slice_*_criteria.jsonl`` over
 their training slices (never a held-out set or corpus), read as `which` reads them (typos mended, lead-in
-stripped), and the detail questions of ``slice_*_details.jsonl``. A criterion or question in five is kept for
-validation (by a hash of its text, :func:`fold_of`; ``--fold 0`` keeps reader_data.validation_query's fifth, the
-others are for training/fit_which.py --encoder --folds) and never trained on; ``which_labels.jsonl`` over
-the bundled corpus is only measured. For each criterion, every paper of its corpus is scored by its best chunk's
-cosine with the criterion's vector: the loss is a softmax over each paper that meets it against every paper that
-does not (borderline papers left out), plus a binary cross-entropy with one scale and offset shared by every
-criterion (so a cosine means the same across criteria). AdamW, linear warm-up and decay; float32 on the CPU.
+stripped), the detail questions of ``slice_*_details.jsonl`` and the contrasting pairs of ``slice_*_pairs.jsonl``
+(criteria two by two, a modifier apart: "dataset distillation" against "knowledge distillation"). A criterion or
+question in five is kept for validation (by a hash of its text, :func:`fold_of`; ``--fold 0`` keeps
+reader_data.validation_query's fifth, the others are for training/fit_which.py --encoder --folds) and never trained
+on; ``which_labels.jsonl`` over the bundled corpus is only measured. For each criterion, every paper of its corpus
+is scored by its best chunk's cosine with the criterion's vector: the loss is a softmax over each paper that meets
+it against every paper that does not (borderline papers left out), plus a binary cross-entropy with one scale and
+offset shared by every criterion (so a cosine means the same across criteria). AdamW, linear warm-up and decay;
+float32 on the CPU.
 
 Written: int8 weights, one scale per row, float biases and norms, and the provenance (command, seed, inputs'
 sha256, validation figures of the base model, the trained float model and the int8 weights as run).
@@ -79,6 +81,11 @@ def export_corpora(work: Path, fold: int = 0) -> dict:
         if corpus != "bundled" and details.exists():
             items += [{"text": q["question"], "query": q["question"], "kind": "detail",
                        "meets": [str(g) for g in q["gold"]], "skip": []} for q in read_jsonl(details)]
+        pairs = path.with_name(path.name.replace("_criteria", "_pairs"))
+        if corpus != "bundled" and pairs.exists():  # criteria two by two, a modifier apart
+            items += [{"text": q["criterion"], "query": strip_leadin(retriever.mend(q["criterion"])), "kind": "pair",
+                       "meets": [str(i) for i in q["papers"]], "skip": [str(i) for i in q.get("borderline", [])]}
+                      for q in read_jsonl(pairs)]
         for item in items:
             item["split"] = "measured" if corpus == "bundled" else "val" if fold_of(item["text"]) == fold else "train"
         out[corpus] = items
@@ -122,7 +129,8 @@ class Corpora:
         return torch.full((n,), -2.0).scatter_reduce(0, owner, matrix @ qvec, reduce="amax")
 
     def split(self, name: str, details: bool = False) -> list[dict]:
-        return [c for c in self.items if c["split"] == name and (details or c["kind"] != "detail")]
+        """The criteria of a split; ``details``: with the detail questions and the contrasting pairs."""
+        return [c for c in self.items if c["split"] == name and (details or c["kind"] not in ("detail", "pair"))]
 
 
 def measure(corpora: Corpora, embed, items: list[dict]) -> dict:
@@ -252,12 +260,16 @@ def main() -> int:
     items = export_corpora(args.work, args.fold)
     corpora = Corpora(args.work, items)
     _, base_embed = make_encoder()
+    pairs = [c for c in corpora.split("val", details=True) if c["kind"] == "pair"]
     base = {name: measure(corpora, base_embed, corpora.split(name)) for name in ("val", "measured")}
+    base["pairs"] = measure(corpora, base_embed, pairs) if pairs else None
     (model, embed), curve = train(args, corpora)
     trained = {name: measure(corpora, embed, corpora.split(name)) for name in ("val", "measured")}
+    trained["pairs"] = measure(corpora, embed, pairs) if pairs else None
     arrays = quantized(model)
     files = {p.relative_to(ROOT).as_posix(): sha256(p) for _, p in criteria_files()}
     files |= {p.relative_to(ROOT).as_posix(): sha256(p) for p in sorted(INPUTS.glob("slice_*_details.jsonl"))}
+    files |= {p.relative_to(ROOT).as_posix(): sha256(p) for p in sorted(INPUTS.glob("slice_*_pairs.jsonl"))}
     files |= {p.relative_to(ROOT).as_posix(): sha256(p) for p in sorted(INPUTS.glob("slice_*_ids.txt"))}
     provenance = {"script": "training/criteria_train.py", "command": "python " + " ".join(
                       ["training/criteria_train.py"] + [a for a in sys.argv[1:]]),
@@ -267,6 +279,8 @@ def main() -> int:
                   "validation": {"base": base["val"], "float": trained["val"], "curve": curve},
                   "which_labels (bundled corpus, never trained on)": {"base": base["measured"],
                                                                        "float": trained["measured"]}}
+    if pairs:
+        provenance["validation pairs"] = {"base": base["pairs"], "float": trained["pairs"]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     np.savez(args.out, provenance=np.array(json.dumps(provenance)), **arrays)
     shipped = shipped_figures(corpora, args.out)
