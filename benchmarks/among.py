@@ -117,7 +117,7 @@ def main() -> int:
              "which∩list, else closest": lambda self, a, m: which_in_list(self, a, m) or closest(self, a, m),
              "union": lambda self, a, m: list(dict.fromkeys(closest(self, a, m) + which_in_list(self, a, m)))}
     import criteria_model
-    from fit_which import ENCODED, load_model, which_features
+    from fit_which import ENCODED, decision, load_model
 
     if criteria_model.available() and ENCODED.exists():  # the criterion encoder and its `which` model, not adopted
         from which import listed_at
@@ -126,8 +126,7 @@ def main() -> int:
 
         def encoder_in_list(self, asked, among):
             if asked not in corpus_encoded:
-                corpus_encoded[asked] = set(listed_at(self.retriever, asked, lambda r: encoded.probability(
-                    which_features(r)) >= encoded.threshold, encoder=True))
+                corpus_encoded[asked] = set(listed_at(self.retriever, asked, decision(encoded), encoder=True))
             return [pid for pid in among if pid in corpus_encoded[asked]]
 
         rules["encoder which∩list (not adopted)"] = encoder_in_list

@@ -93,7 +93,7 @@ def main() -> int:
     from assistant.search.retrieve import Retriever
     from assistant.store.index import Index
     import criteria_model
-    from fit_which import ENCODED, load_model, which_features
+    from fit_which import ENCODED, decision, load_model
 
     labels = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
     settings = bundled_index(args.index_dir, llm_mode="off")
@@ -105,9 +105,7 @@ def main() -> int:
     default = shipped()
     previous = {i["criterion"]: previous_rule(retriever, i["criterion"]) for i in labels}
     model = load_model()
-    fitted = {i["criterion"]: listed_at(retriever, i["criterion"],
-                                        lambda r: model.probability(which_features(r)) >= model.threshold)
-              for i in labels}
+    fitted = {i["criterion"]: listed_at(retriever, i["criterion"], decision(model)) for i in labels}
     result = {"labels": str(args.labels.name), "criteria": len(labels),
               "shipped": {"ratio": settings.tuning.which_ratio, "min_cosine": settings.tuning.which_min_cosine,
                           **score(default, labels)},
@@ -115,8 +113,8 @@ def main() -> int:
               "previous": score(previous, labels), "per_criterion": [], "grid": []}
     if criteria_model.available() and ENCODED.exists():  # the criterion encoder and its model, not adopted
         encoded = load_model(ENCODED)
-        listed = {i["criterion"]: listed_at(retriever, i["criterion"], lambda r: encoded.probability(
-            which_features(r)) >= encoded.threshold, encoder=True) for i in labels}
+        listed = {i["criterion"]: listed_at(retriever, i["criterion"], decision(encoded), encoder=True)
+                  for i in labels}
         result["encoder_not_adopted"] = {"threshold": encoded.threshold, **score(listed, labels)}
     print(f"{'criterion':58} {'meet':>4} {'borderline':>10} {'listed':>6} {'right':>5} {'before':>6} {'right':>5}")
     for item in labels:
@@ -130,9 +128,8 @@ def main() -> int:
               f"{len(before):6} {len(before & gold):5}")
     grid = []
     for t in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5):
-        grid.append(({"threshold": t}, {i["criterion"]: listed_at(
-            retriever, i["criterion"], lambda r, t=t: model.probability(which_features(r)) >= t)
-            for i in labels}))
+        grid.append(({"threshold": t}, {i["criterion"]: listed_at(retriever, i["criterion"], decision(model, t))
+                                        for i in labels}))
     result["grid"] = [{**g, **score(listed, labels)} for g, listed in grid]
     print("\n(borderline papers are neither right nor wrong; 'listed' excludes them)\n")
     print(f"{'rule':40} {'precision':>9} {'recall':>6} {'F1':>5} {'listed for absent topics':>25}")

@@ -10,7 +10,7 @@ base model's 0.858 to 0.939.
 
 The weights (``training/work/criteria_encoder.npz``, ~23 MB, remade by criteria_train.py) are int8, one scale per
 row, with float biases and layer norms; the forward pass is numpy (a criterion is a dozen tokens: a few ms, no
-onnxruntime session to open). Read by training/fit_which.py --encoder and benchmarks/which.py.
+onnxruntime session to open; the matrices are scaled back to float once, on first use). Read by training/fit_which.py --encoder and benchmarks/which.py.
 """
 
 from __future__ import annotations
@@ -40,15 +40,15 @@ def available() -> bool:
 
 @lru_cache(maxsize=2)
 def _weights(path: Path) -> dict:
+    """The weights, each int8 matrix scaled back to float32 once (~42 MB; the word embeddings stay int8, read a row
+    at a time)."""
     import numpy as np
 
     with _lock, np.load(path, allow_pickle=False) as npz:
-        return {name: npz[name] for name in npz.files}
-
-
-def _matrix(w: dict, name: str) -> np.ndarray:
-    """An int8 matrix (``name``: rows x columns) back in float32, one scale per row."""
-    return w[name + ".q"].astype("float32") * w[name + ".scale"][:, None]
+        w = {name: npz[name] for name in npz.files}
+    for name in [n[:-2] for n in w if n.endswith(".q") and not n.startswith("embeddings.word_embeddings")]:
+        w[name] = w.pop(name + ".q").astype("float32") * w.pop(name + ".scale")[:, None]
+    return w
 
 
 def _layer_norm(x: np.ndarray, w: dict, name: str) -> np.ndarray:
@@ -58,7 +58,7 @@ def _layer_norm(x: np.ndarray, w: dict, name: str) -> np.ndarray:
 
 
 def _dense(x: np.ndarray, w: dict, name: str) -> np.ndarray:
-    return x @ _matrix(w, name + ".weight").T + w[name + ".bias"]
+    return x @ w[name + ".weight"].T + w[name + ".bias"]
 
 
 def _attention(h: np.ndarray, w: dict, prefix: str) -> np.ndarray:

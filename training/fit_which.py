@@ -69,6 +69,12 @@ def load_model(path: Path = OUT):
     from assistant.search.decide import Logistic
 
     return Logistic.from_dict(json.loads(path.read_text())["model"])
+
+
+def decision(model, threshold: float | None = None):
+    """``reading -> bool mask``: the saved model's decision on each paper of a reading, at its threshold or this."""
+    cut = model.threshold if threshold is None else threshold
+    return lambda reading: model.probability(which_features(reading)) >= cut
 C = 1.0
 GRID = [round(float(t), 3) for t in np.arange(0.05, 0.95, 0.025)]
 
