@@ -5,8 +5,8 @@ the plain dense cosine (MiniLM, best chunk per paper) as a reference.
 
     python benchmarks/heldout.py [--json OUT] [--label NAME]
 
-Sets: heldout_iclr.jsonl, casual_heldout.jsonl, mixed_heldout.jsonl, iclr_fresh.jsonl and casual_blind.jsonl over the
-bundled 95 papers;
+Sets: heldout_iclr.jsonl, casual_heldout.jsonl, mixed_heldout.jsonl, iclr_fresh.jsonl, casual_blind.jsonl and
+area_blind.jsonl over the bundled 95 papers;
 arxiv300_questions.jsonl over arxiv300.jsonl, 300 papers drawn from ../shared/corpus/arxiv-ml with random.Random(300),
 arxiv300b_questions.jsonl over arxiv300b.jsonl, arxiv300c_questions.jsonl over arxiv300c.jsonl and
 arxiv300d_questions.jsonl over arxiv300d.jsonl, arxiv300e_questions.jsonl over arxiv300e.jsonl and
@@ -30,9 +30,9 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "heldout"
 KEYS = ("R@1", "R@5", "MRR", "area_nDCG@10", "dense_area_nDCG@10", "none_accuracy", "false_refusal_rate",
         "named_refused", "nongold_citations", "first_citation_gold", "answer_fact_coverage",
-        "unsure_absent_answered", "unsure_answerable_answered")
+        "unsure_absent_answered", "unsure_answerable_answered", "area_cited_in_gold", "area_gold_cited")
 HEAD = ("R@1", "R@5", "MRR", "area", "d-area", "none", "FR", "named-", "nongold", "cite1", "facts", "uns-abs",
-        "uns-ans")
+        "uns-ans", "a-cit", "a-gold")
 
 
 def arxiv300_index(work: Path, slice_name: str = "arxiv300", **overrides):
@@ -72,6 +72,9 @@ SETS = {
     # 2026-12-06 (sixth session), before the refit on casual training files: casual_blind_first_run_2026_12_06
     # (code af86f25)
     "casual_blind (95 papers)": ("casual_blind.jsonl", "iclr95"),
+    # 2026-12-07 (ninth session): 44 area questions with every gold paper, before the area ranking read the
+    # question encoder: area_blind_first_run_fb9bcbb
+    "area_blind (95 papers)": ("area_blind.jsonl", "iclr95"),
 }
 
 
@@ -106,6 +109,11 @@ def score(path: Path, settings) -> dict:
     area = [(i, r) for i, r in zip(items, rows) if r["type"] == "area"]
     dense = [ndcg_at(dense_ranking(settings, i["question"]), r["_gold"], 10) for i, r in area]
     out["dense_area_nDCG@10"] = round(sum(dense) / len(dense), 4) if dense else None
+    # an area answer's citations: the share in gold or borderline, and the share of gold papers cited
+    cited = [(c, r["_gold"] | set(i.get("borderline") or [])) for i, r in area if r["answerable"] for c in r["citations"]]
+    out["area_cited_in_gold"] = round(sum(c in g for c, g in cited) / len(cited), 4) if cited else None
+    gold = [(g, set(r["citations"])) for i, r in area for g in r["_gold"]]
+    out["area_gold_cited"] = round(sum(g in c for g, c in gold) / len(gold), 4) if gold else None
     absent = [r for r in rows if r["answerable"] and r["type"] == "none"]
     present = [r for r in rows if r["answerable"] and r["type"] != "none"]
     out["unsure_counts"] = {"absent_answered": len(absent), "absent_marked": sum(r["unsure"] for r in absent),
