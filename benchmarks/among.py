@@ -13,7 +13,7 @@ choice is right when it cites exactly the listed papers that meet the criterion 
 
 Reported per rule: the chat's (the closest sentence and those within a margin of it); ``which``'s decision over
 the whole corpus kept to the list; that or else the chat's; their union; and, where its weights are built, the
-criterion encoder's `which` kept to the list (training/criteria_model.py, not adopted). Each from the same
+criterion encoder's `which` kept to the list (assistant/embed/query_encoder.py, not adopted). Each from the same
 conversation. Read with
 care: ``which``'s thresholds were chosen on these labels (benchmarks/which.py), so the ``which`` rows are partly
 in-sample; on the blind conversations (benchmarks/conversations.py) the ``which`` rule did worse (the research log,
@@ -116,7 +116,7 @@ def main() -> int:
     rules = {"closest sentence (shipped)": closest, "which∩list": which_only,
              "which∩list, else closest": lambda self, a, m: which_in_list(self, a, m) or closest(self, a, m),
              "union": lambda self, a, m: list(dict.fromkeys(closest(self, a, m) + which_in_list(self, a, m)))}
-    import criteria_model
+    from assistant.embed import query_encoder as criteria_model
     from fit_which import ENCODED, decision, load_model
 
     if criteria_model.available() and ENCODED.exists():  # the criterion encoder and its `which` model, not adopted

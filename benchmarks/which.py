@@ -12,7 +12,7 @@ the best, an outlier on dense or fused, cosine >= 0.3, chosen on which_labels.js
 dense-only outlier with a per-paper cosine >= the 0.41 gate), and the fitted `which` model measured and not adopted
 (training/fit_which.py, saved in results/which_model.json: at its threshold, chosen on the training criteria, and
 at others, so a person can see the curve it sits on; never chosen here). Where this checkout has the criterion
-encoder's weights (training/criteria_train.py -> training/work/criteria_encoder.npz) and its model
+encoder's weights (shipped: assistant/data/query_encoder.npz, training/criteria_train.py) and its model
 (training/fit_which.py --encoder -> results/which_encoder_model.json), also that candidate, measured and not
 adopted (docs/reader.md).
 
@@ -46,7 +46,7 @@ def previous_rule(retriever, criterion: str) -> list[str]:
 
 def listed_at(retriever, criterion: str, decide, encoder: bool = False) -> list[str]:
     """What `which` would list if each topical paper of its reading (``encoder``: the criterion's vector the
-    criterion encoder's, training/criteria_model.py) were decided by ``decide(reading) -> bool mask`` (a name's
+    criterion encoder's, assistant/embed/query_encoder.py) were decided by ``decide(reading) -> bool mask`` (a name's
     writers, nothing for a criterion the corpus lacks, and the kind matches, as shipped)."""
     from assistant.qa import synthesis
     from assistant.search.names import papers_writing
@@ -54,7 +54,7 @@ def listed_at(retriever, criterion: str, decide, encoder: bool = False) -> list[
     mended = retriever.mend(criterion)
     qvec = None
     if encoder:
-        import criteria_model
+        from assistant.embed import query_encoder as criteria_model
 
         qvec = criteria_model.encode(synthesis.strip_leadin(mended))
     reading = synthesis.read_criterion(retriever, mended, retriever.settings, qvec=qvec)
@@ -92,7 +92,7 @@ def main() -> int:
     from assistant.qa import synthesis
     from assistant.search.retrieve import Retriever
     from assistant.store.index import Index
-    import criteria_model
+    from assistant.embed import query_encoder as criteria_model
     from fit_which import ENCODED, decision, load_model
 
     labels = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]

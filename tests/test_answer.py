@@ -339,3 +339,33 @@ def test_an_area_answer_quotes_what_each_paper_contributes_and_how(retriever):
     for c in ans.citations:
         own = [sentence for sentence, n in quoted if n == c.n]
         assert len(own) >= 2 and any(CONTRIBUTION_RE.search(s) for s in own), own
+
+
+def test_an_area_questions_papers_are_ranked_by_what_it_asks(retriever, monkeypatch):
+    """The area ranking reads the question encoder: over which_labels.jsonl's criteria asked as area questions
+    (labelled by reading all 95 papers; never part of the ranking's fit), the papers meeting each rank higher, by
+    nDCG@10, than with the encoder's weight given back to the embedder's cosine."""
+    from assistant.search import decide
+    from assistant.service.evaluate import ndcg_at
+
+    labels = [json.loads(line) for line in
+              (Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "which_labels.jsonl").read_text().splitlines()
+              if line.strip()]
+    fitted = decide.models()
+    assert fitted["area_asked_weight"] > 0
+
+    def mean_ndcg() -> float:
+        scores = []
+        for lb in labels:
+            if len(lb["papers"]) < 2:
+                continue
+            found = retrieve(retriever, f"What work is there on {lb['criterion'].removeprefix('papers ')}?", 10)
+            if found.intent == "area" and found.answerable:
+                scores.append(ndcg_at([h.paper_id for h in found.hits], set(lb["papers"]), 10))
+        return sum(scores) / len(scores)
+
+    with_encoder = mean_ndcg()
+    plain = dict(fitted, area_dense_weight=fitted["area_dense_weight"] + fitted["area_asked_weight"],
+                 area_asked_weight=0.0)
+    monkeypatch.setattr(decide, "models", lambda: plain)
+    assert with_encoder > mean_ndcg()

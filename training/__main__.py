@@ -2,6 +2,7 @@
 
     python -m training                  # vectors, background, turns, decisions, sentences
     python -m training --reader         # also the reader's data and training (~80 min, 2 cores; not shipped)
+    python -m training --encoder        # also retrain the question reader's encoder (~8 min CPU; torch)
     python -m training --only turns     # one step (its inputs must already be in place)
     python -m training --verify         # the shipped files against assistant/data/MANIFEST.json; exit 1 if not
     python -m training --check turns background   # refit into a temporary folder, compare with the manifest
@@ -14,9 +15,12 @@ Steps, in the order they must run (each reads what the ones before it wrote):
 2. ``reader`` (only with --reader or --only reader): training/reader_data.py, training/reader_train.py ->
    training/models/reader/ (reader.onnx, manifest.json). Not shipped: measured and not adopted (docs/reader.md);
    resumes from training/work/reader_checkpoint.pt when one is there.
-3. ``turns``: training/fit_turns.py -> turns.json (the chat turn model).
-4. ``decisions``: training/fit_decisions.py -> decisions.json (reads background.npz).
-5. ``sentences``: training/fit_sentences.py -> sentences.json (answers questions through the decisions above).
+3. ``encoder`` (only with --encoder or --only encoder: it needs torch, training/README.md):
+   training/criteria_train.py -> query_encoder.npz (the question reader's encoder: MiniLM's query side fine-tuned
+   on the labelled criteria of training/inputs/; assistant/embed/query_encoder.py runs it).
+4. ``turns``: training/fit_turns.py -> turns.json (the chat turn model).
+5. ``decisions``: training/fit_decisions.py -> decisions.json (reads background.npz and query_encoder.npz).
+6. ``sentences``: training/fit_sentences.py -> sentences.json (answers questions through the decisions above).
 
 A missing input stops the run. The manifest records the commit the fit ran at, the sha256 of every input and
 output, each fit's cross-validated figures and its CPU seconds.
@@ -66,11 +70,18 @@ class Step:
             return [papers, *slices]
         if self.name == "reader":
             return [papers, *slices, *sorted((ROOT / "assistant" / "data" / "iclr2026").glob("*.txt"))]
+        if self.name == "encoder":  # the labelled criteria over their slices (ids drawn from papers, outside every
+            # held-out slice by reader_data.py's DRAWS), which_labels only measured
+            labelled = sorted((ROOT / "training" / "inputs").glob("slice_*_*.jsonl")) + sorted(
+                (ROOT / "training" / "inputs").glob("slice_*_ids.txt"))
+            return [papers, BENCH / "corpora" / "arxiv_a.jsonl", ROOT / "training" / "inputs" / "arxiv_a_criteria.jsonl",
+                    *labelled, BENCH / "which_labels.jsonl"]
         if self.name == "turns":
             return [DATA / "turn_exemplars.jsonl", *_question_files()]
         if self.name == "decisions":
-            return [*_question_files(), DATA / "intent_exemplars.jsonl", DATA / "background.npz"]
-        return [*_question_files(), DATA / "decisions.json"]  # sentences
+            return [*_question_files(), DATA / "intent_exemplars.jsonl", DATA / "background.npz",
+                    DATA / "query_encoder.npz"]
+        return [*_question_files(), DATA / "decisions.json", DATA / "query_encoder.npz"]  # sentences
 
 
 PY = sys.executable
@@ -79,6 +90,8 @@ STEPS = (
     Step("background", ((PY, "training/build_background.py"),), ("assistant/data/background.npz",)),
     Step("reader", ((PY, "training/reader_data.py"), (PY, "training/reader_train.py", "--steps", "1200", "--resume")),
          ("training/models/reader/reader.onnx", "training/models/reader/manifest.json")),
+    Step("encoder", ((PY, "training/criteria_train.py", "--out", "assistant/data/query_encoder.npz"),),
+         ("assistant/data/query_encoder.npz",)),
     Step("turns", ((PY, "training/fit_turns.py"),), ("assistant/data/turns.json",)),
     Step("decisions", ((PY, "training/fit_decisions.py"),), ("assistant/data/decisions.json",)),
     Step("sentences", ((PY, "training/fit_sentences.py"),), ("assistant/data/sentences.json",)),
@@ -106,6 +119,11 @@ def metrics(step: Step) -> dict:
     if step.name == "vectors":
         with np.load(DATA / "iclr2026_vectors.npz") as npz:
             return json.loads(str(npz["provenance"]))
+    if step.name == "encoder":
+        with np.load(DATA / "query_encoder.npz") as npz:
+            about = json.loads(str(npz["provenance"]))
+        return {k: about.get(k) for k in ("hyperparameters", "trained_on", "validation", "validation pairs",
+                                          "which_labels (bundled corpus, never trained on)")}
     with np.load(DATA / "background.npz") as npz:
         about = json.loads(str(npz["provenance"]))
     return {k: about.get(k) for k in ("abstracts", "terms", "pairs", "triples")}
@@ -219,6 +237,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(prog="python -m training", description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="+", choices=[s.name for s in STEPS], help="run these steps only")
     ap.add_argument("--reader", action="store_true", help="also retrain the reader (~80 min on 2 cores)")
+    ap.add_argument("--encoder", action="store_true", help="also retrain the question encoder (~8 min; torch)")
     ap.add_argument("--verify", action="store_true", help="compare the shipped files with the manifest")
     ap.add_argument("--check", nargs="+", metavar="STEP", help=f"refit {' or '.join(CHECKABLE)} and compare")
     ap.add_argument("--manifest", type=Path, default=MANIFEST, help="the manifest --verify reads")
@@ -227,7 +246,8 @@ def main() -> int:
         return verify(args.manifest)
     if args.check:
         return check(args.check)
-    names = args.only or [s.name for s in STEPS if s.name != "reader" or args.reader]
+    optional = {"reader": args.reader, "encoder": args.encoder}
+    names = args.only or [s.name for s in STEPS if optional.get(s.name, True)]
     manifest = json.loads(MANIFEST.read_text()) if MANIFEST.exists() else {"steps": {}}
     for step in STEPS:
         if step.name in names:

@@ -1,4 +1,4 @@
-"""Train the criterion encoder (training/criteria_model.py; measured, not adopted: docs/reader.md): all-MiniLM-L6-v2's
+"""Train the criterion encoder (assistant/embed/query_encoder.py; measured, not adopted: docs/reader.md): all-MiniLM-L6-v2's
 query side fine-tuned so that the papers meeting a labelled `which` criterion score above the other papers of their
 corpus, the papers keeping the shipped embedder's chunk vectors.
 
@@ -286,8 +286,8 @@ def main() -> int:
 
 
 def shipped_figures(corpora: Corpora, path: Path) -> tuple[dict, dict]:
-    """The figures of the int8 weights as they are run (criteria_model's numpy forward)."""
-    import criteria_model
+    """The figures of the int8 weights as they are run (query_encoder.py's numpy forward)."""
+    from assistant.embed import query_encoder as criteria_model
 
     def embed(texts):
         return np.stack([criteria_model.encode(t, path) for t in texts])

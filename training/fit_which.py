@@ -13,7 +13,7 @@ Criteria (``papers`` meet it, ``borderline`` are arguable and left out of the fi
 Never a held-out set (benchmarks/which.py measures the saved model on benchmarks/data/heldout/which_blind*.jsonl).
 
 ``--encoder`` (measured, not adopted: docs/reader.md): each criterion read with the criterion encoder
-(training/criteria_model.py) instead of the embedder, fitted on the criteria the encoder never saw (its validation
+(assistant/embed/query_encoder.py) instead of the embedder, fitted on the criteria the encoder never saw (its validation
 fifth, or with ``--folds`` every criterion read by the one of five encoders that left it out), written to
 ``benchmarks/results/which_encoder_model.json``.
 
@@ -109,11 +109,11 @@ def slice_settings(corpus: str, index_dir: Path):
 
 def read_all(index_dir: Path, encoder: bool = False, folds: Path | None = None) -> list[dict]:
     """Each criterion's reading: its corpus, the features of every paper, what is decided without the model.
-    ``encoder``: read by the criterion encoder (training/criteria_model.py), and of the arXiv slices only the
+    ``encoder``: read by the criterion encoder (assistant/embed/query_encoder.py), and of the arXiv slices only the
     criteria it kept for validation (criteria_train.fold_of 0): those it was trained on read better than a new
     criterion will. ``folds``: a folder of the encoders that left out the other fifths (``fold1.npz`` ...
     ``fold4.npz``, criteria_train.py --fold): every arXiv criterion read by the encoder that never saw it."""
-    import criteria_model
+    from assistant.embed import query_encoder as criteria_model
     from criteria_train import fold_of
 
     from assistant.qa.synthesis import strip_leadin
@@ -207,7 +207,7 @@ def main() -> int:
     ap.add_argument("--index-dir", type=Path, default=INDEX_DIR)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--encoder", action="store_true", help="read criteria with the criterion encoder "
-                    "(training/criteria_model.py; measured, not adopted) and write results/which_encoder_model.json")
+                    "(assistant/embed/query_encoder.py; measured, not adopted) and write results/which_encoder_model.json")
     ap.add_argument("--folds", type=Path, help="with --encoder: the folder of the encoders that left out the other "
                     "fifths of the criteria (criteria_train.py --fold 1..4), to read and fit on every criterion")
     args = ap.parse_args()
@@ -227,10 +227,10 @@ def main() -> int:
                   "threshold_rule": "best F1 of the listed papers over every criterion",
                   "cross_validation": "leave one corpus out"}
     if args.encoder:
-        import criteria_model
+        from assistant.embed import query_encoder as criteria_model
 
         encoder = sha256(criteria_model.weights_path())[:16]
-        provenance |= {"encoder": f"training/work/criteria_encoder.npz (sha256 {encoder})",
+        provenance |= {"encoder": f"assistant/data/query_encoder.npz (sha256 {encoder})",
                        "arxiv_criteria": "only those the encoder kept for validation (never trained on)"
                        if args.folds is None else "every one, read by the encoder of the five that never saw it "
                                                   "(criteria_train.py --fold 0..4; 0 is the shipped one)",

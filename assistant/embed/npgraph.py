@@ -137,7 +137,7 @@ def load(path: Path) -> Program:
     return Program(nodes, arrays, output, _keep=mapped)
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
+def erf(x: np.ndarray) -> np.ndarray:
     """erf to ~1.5e-7 (Abramowitz & Stegun 7.1.26, in float64): numpy has none, and this keeps the vectors
     within ~1e-7 of onnxruntime's."""
     import numpy as np
@@ -200,7 +200,7 @@ def _run_node(node, env: dict):
         var = (centred * centred).mean(axis=-1, keepdims=True)
         return centred / np.sqrt(var + np.float32(attrs["epsilon"])) * x[1] + x[2]
     if op == "Gelu":
-        return np.float32(0.5) * x[0] * (np.float32(1.0) + _erf(x[0] * np.float32(1 / math.sqrt(2))))
+        return np.float32(0.5) * x[0] * (np.float32(1.0) + erf(x[0] * np.float32(1 / math.sqrt(2))))
     if op == "Attention":
         if len(x) != 4 or x[3] is None or x[3].ndim != 2 or set(attrs) - {"num_heads"}:
             raise GraphError("only Attention with a 2-D padding mask and num_heads is implemented")

@@ -199,12 +199,19 @@ def _with_papers(retriever: Retriever, found: Retrieval, paper_ids: list[str]) -
 
 
 def _area_order(retriever: Retriever, question: str, hits: list[Hit]) -> list[Hit]:
-    """An area question's papers by their cosine and a smaller share of the lexical side (decide's area weight)."""
+    """An area question's papers by what the question asks (the question encoder's cosine, which puts the papers
+    about a topic above those sharing its words), the embedder's cosine and a smaller share of the lexical side
+    (decide's fitted area weights)."""
     from assistant.search.decide import models
 
-    w = models()["area_dense_weight"]
+    w, wa = models()["area_dense_weight"], models()["area_asked_weight"]
     ceiling = retriever.bm25_ceiling(question) or 1.0
-    return sorted(hits, key=lambda h: -(w * h.dense + (1 - w) * h.bm25 / ceiling))
+    asked: dict[str, float] = {}
+    if wa:
+        ids, best, _ = retriever.dense_all(retriever.asked_vector(question))
+        asked = dict(zip(ids, best.tolist()))
+    return sorted(hits, key=lambda h: -(wa * asked.get(h.paper_id, h.dense) + w * h.dense
+                                        + (1 - w - wa) * h.bm25 / ceiling))
 
 
 def no_answer(question: str, mode: str, retrieval: Retrieval) -> Answer:

@@ -70,10 +70,12 @@ def _fitted() -> dict:
 def models() -> dict:
     """The fitted models: ``intent`` (area vs one paper), ``answerable``, ``relevant``, ``missing_word`` (is a
     question word the retrieved papers lack the topic the corpus lacks, :class:`Logistic`), and
-    ``area_dense_weight``, the cosine's share in an area question's ranking."""
+    ``area_dense_weight`` and ``area_asked_weight``, the shares of the embedder's cosine and of the question
+    encoder's (Retriever.asked_vector) in an area question's ranking."""
     data = _fitted()
     out: dict = {name: Logistic.from_dict(data[name]) for name in ("intent", "answerable", "relevant", "missing_word")}
     out["area_dense_weight"] = float(data["area_ranking"]["dense_weight"])
+    out["area_asked_weight"] = float(data["area_ranking"].get("asked_weight", 0.0))
     out["intent_vocab"] = list(data["intent"]["vocab"])
     return out
 

@@ -181,6 +181,22 @@ class Retriever:
         """The query's vector (the last few hundred are kept: deciding and searching embed the same question)."""
         return self.embed_queries([text])[0]
 
+    def asked_vector(self, text: str) -> np.ndarray:
+        """What the question asks for, as a vector comparable with the chunk vectors: the question reader's
+        encoder's (:mod:`assistant.embed.query_encoder`) for an index the local MiniLM built, the query's own vector
+        for any other embedder (the encoder reads only MiniLM's space). Kept, as the query vectors are."""
+        key = "\0asked\0" + text
+        if key not in self._vectors:
+            from assistant.embed import query_encoder
+            from assistant.embed.embedder import MINILM_ID
+
+            if self.index.embedder_id != MINILM_ID or not query_encoder.available():
+                return self.embed_query(text)
+            self._vectors[key] = query_encoder.encode(text)
+            while len(self._vectors) > VECTORS_KEPT:
+                self._vectors.pop(next(iter(self._vectors)))
+        return self._vectors[key]
+
     def embed_queries(self, texts: list[str]) -> list[np.ndarray]:
         """Several queries' vectors, those not kept embedded in one batch (the missing-word model reads a question
         without each of its words: one pass, not one per word)."""

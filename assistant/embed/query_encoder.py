@@ -1,16 +1,19 @@
-"""The criterion encoder: all-MiniLM-L6-v2's query side fine-tuned here to read `which` criteria. Measured, not
-adopted (docs/reader.md "The criterion encoder"); the package does not ship it.
+"""The question reader's encoder: all-MiniLM-L6-v2's query side fine-tuned here (training/criteria_train.py) so that
+what a question or `which` criterion asks for scores the papers that are about it above the papers that only share
+its words.
 
-A `which` criterion ("papers that give a theoretical guarantee", "evaluated on ImageNet") is compared with every
-paper's chunk vectors, which the shipped embedder made at ingest. This model embeds the criterion only; the papers
-keep their vectors, so nothing would be re-embedded and an index built before it would work unchanged. It was
-trained (training/criteria_train.py) so that the papers meeting a labelled criterion score above the papers of the
-same corpus that do not: on criteria it never saw, the AUC of meets-against-not over whole corpora rose from the
-base model's 0.858 to 0.939.
+The papers keep the chunk vectors the shipped embedder made at ingest; this model embeds only the question, so
+nothing is re-embedded and an index built before it works unchanged. Trained on 829 labelled criteria over 4,300
+arXiv training papers (never a held-out set or corpus), it scores the papers meeting 176 criteria it never saw above
+the rest of their corpora with AUC 0.941, where the embedder's own query vector gives 0.858 (docs/reader.md). The
+relevance and answerable models read its cosines beside the embedder's (assistant/search/decide.py).
 
-The weights (``training/work/criteria_encoder.npz``, ~23 MB, remade by criteria_train.py) are int8, one scale per
-row, with float biases and layer norms; the forward pass is numpy (a criterion is a dozen tokens: a few ms, no
-onnxruntime session to open; the matrices are scaled back to float once, on first use). Read by training/fit_which.py --encoder and benchmarks/which.py.
+The weights (``assistant/data/query_encoder.npz``, 23.5 MB, the command and inputs that made them in its
+``provenance`` and in MANIFEST.json) are int8, one scale per row, with float biases and layer norms; the forward
+pass is numpy (a question is a dozen tokens: a few ms, no onnxruntime session to open; the matrices are scaled back
+to float once, on first use, ~42 MB; the word embeddings stay int8, read a row at a time). It reads only the
+local MiniLM's vectors: :meth:`assistant.search.retrieve.Retriever.asked_vector` uses it for an index that
+embedder built and the query's own vector for any other.
 """
 
 from __future__ import annotations
@@ -30,11 +33,11 @@ _lock = threading.Lock()
 
 
 def weights_path() -> Path:
-    return Path(__file__).resolve().parent / "work" / "criteria_encoder.npz"
+    return Path(__file__).resolve().parents[1] / "data" / "query_encoder.npz"
 
 
 def available() -> bool:
-    """Whether the encoder's weights are in this checkout (python training/criteria_train.py makes them)."""
+    """Whether the encoder's weights are installed (the package ships them)."""
     return weights_path().exists()
 
 
@@ -76,11 +79,11 @@ def _attention(h: np.ndarray, w: dict, prefix: str) -> np.ndarray:
 
 def encode(text: str, path: Path | None = None) -> np.ndarray:
     """The criterion's unit vector (384 floats), comparable with the index's chunk vectors (``path``: other
-    weights than training/work/criteria_encoder.npz: a fold's, or the file criteria_train.py just wrote)."""
+    weights than the shipped ones: a fold's, or the file criteria_train.py just wrote)."""
     import numpy as np
 
     from assistant.embed.embedder import load_tokenizer
-    from assistant.embed.npgraph import _erf
+    from assistant.embed.npgraph import erf
 
     w = _weights(path or weights_path())
     ids = np.asarray(load_tokenizer().encode(text).ids)
@@ -92,7 +95,7 @@ def encode(text: str, path: Path | None = None) -> np.ndarray:
         prefix = f"encoder.layer.{i}"
         h = _layer_norm(h + _attention(h, w, prefix), w, f"{prefix}.attention.output.LayerNorm")
         inner = _dense(h, w, f"{prefix}.intermediate.dense")
-        inner = 0.5 * inner * (1.0 + _erf(inner / np.sqrt(2.0)))
+        inner = 0.5 * inner * (1.0 + erf(inner / np.sqrt(2.0)))
         h = _layer_norm(h + _dense(inner, w, f"{prefix}.output.dense"), w, f"{prefix}.output.LayerNorm")
     pooled = h.mean(0)
     return (pooled / max(float(np.linalg.norm(pooled)), 1e-12)).astype(np.float32)
