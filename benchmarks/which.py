@@ -14,7 +14,8 @@ dense-only outlier with a per-paper cosine >= the 0.41 gate), and the fitted `wh
 at others, so a person can see the curve it sits on; never chosen here). Where this checkout has the criterion
 encoder's weights (shipped: assistant/data/query_encoder.npz, training/criteria_train.py) and its model
 (training/fit_which.py --encoder -> results/which_encoder_model.json), also that candidate, measured and not
-adopted (docs/reader.md).
+adopted (docs/reader.md; that model was fitted on the eighth session's readings by the encoder trained without the
+contrasting pairs: refit it with fit_which.py --encoder before reading its row against the shipped weights).
 
     python benchmarks/which.py [--labels FILE] [--index-dir DIR] [--json OUT]
 """

@@ -348,9 +348,8 @@ def test_an_area_questions_papers_are_ranked_by_what_it_asks(retriever, monkeypa
     from assistant.search import decide
     from assistant.service.evaluate import ndcg_at
 
-    labels = [json.loads(line) for line in
-              (Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "which_labels.jsonl").read_text().splitlines()
-              if line.strip()]
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "which_labels.jsonl"
+    labels = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     fitted = decide.models()
     assert fitted["area_asked_weight"] > 0
 

@@ -74,8 +74,8 @@ class Step:
             # held-out slice by reader_data.py's DRAWS), which_labels only measured
             labelled = sorted((ROOT / "training" / "inputs").glob("slice_*_*.jsonl")) + sorted(
                 (ROOT / "training" / "inputs").glob("slice_*_ids.txt"))
-            return [papers, BENCH / "corpora" / "arxiv_a.jsonl", ROOT / "training" / "inputs" / "arxiv_a_criteria.jsonl",
-                    *labelled, BENCH / "which_labels.jsonl"]
+            return [papers, BENCH / "corpora" / "arxiv_a.jsonl",
+                    ROOT / "training" / "inputs" / "arxiv_a_criteria.jsonl", *labelled, BENCH / "which_labels.jsonl"]
         if self.name == "turns":
             return [DATA / "turn_exemplars.jsonl", *_question_files()]
         if self.name == "decisions":

@@ -1,8 +1,9 @@
-"""Train the criterion encoder (assistant/embed/query_encoder.py; measured, not adopted: docs/reader.md): all-MiniLM-L6-v2's
-query side fine-tuned so that the papers meeting a labelled `which` criterion score above the other papers of their
-corpus, the papers keeping the shipped embedder's chunk vectors.
+"""Train the question encoder (assistant/embed/query_encoder.py; shipped, the area ranking reads it; for `which`
+measured, not adopted: docs/reader.md): all-MiniLM-L6-v2's query side fine-tuned so that the papers meeting a
+labelled `which` criterion score above the other papers of their corpus, the papers keeping the shipped embedder's
+chunk vectors.
 
-    python training/criteria_train.py [--steps 500] [--fold 0] [--out training/work/criteria_encoder.npz]
+    python training/criteria_train.py [--steps 500] [--fold 0] [--out assistant/data/query_encoder.npz]
 
 Run in the training environment with the package installed in it (training/README.md: torch, transformers and
 ``pip install -e .``): the corpora's chunk vectors are the index's, made by the runtime embedder.
