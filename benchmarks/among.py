@@ -116,10 +116,10 @@ def main() -> int:
     rules = {"closest sentence (shipped)": closest, "which∩list": which_only,
              "which∩list, else closest": lambda self, a, m: which_in_list(self, a, m) or closest(self, a, m),
              "union": lambda self, a, m: list(dict.fromkeys(closest(self, a, m) + which_in_list(self, a, m)))}
-    from assistant.embed import query_encoder as criteria_model
+    from assistant.embed import query_encoder
     from fit_which import ENCODED, decision, load_model
 
-    if criteria_model.available() and ENCODED.exists():  # the criterion encoder and its `which` model, not adopted
+    if query_encoder.available() and ENCODED.exists():  # the criterion encoder and its `which` model, not adopted
         from which import listed_at
 
         encoded, corpus_encoded = load_model(ENCODED), {}

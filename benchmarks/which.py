@@ -55,9 +55,9 @@ def listed_at(retriever, criterion: str, decide, encoder: bool = False) -> list[
     mended = retriever.mend(criterion)
     qvec = None
     if encoder:
-        from assistant.embed import query_encoder as criteria_model
+        from assistant.embed import query_encoder
 
-        qvec = criteria_model.encode(synthesis.strip_leadin(mended))
+        qvec = query_encoder.encode(synthesis.strip_leadin(mended))
     reading = synthesis.read_criterion(retriever, mended, retriever.settings, qvec=qvec)
     if reading is None or reading.lacks:
         return []
@@ -93,7 +93,7 @@ def main() -> int:
     from assistant.qa import synthesis
     from assistant.search.retrieve import Retriever
     from assistant.store.index import Index
-    from assistant.embed import query_encoder as criteria_model
+    from assistant.embed import query_encoder
     from fit_which import ENCODED, decision, load_model
 
     labels = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
@@ -112,7 +112,7 @@ def main() -> int:
                           **score(default, labels)},
               "fitted_not_adopted": {"threshold": model.threshold, **score(fitted, labels)},
               "previous": score(previous, labels), "per_criterion": [], "grid": []}
-    if criteria_model.available() and ENCODED.exists():  # the criterion encoder and its model, not adopted
+    if query_encoder.available() and ENCODED.exists():  # the criterion encoder and its model, not adopted
         encoded = load_model(ENCODED)
         listed = {i["criterion"]: listed_at(retriever, i["criterion"], decision(encoded), encoder=True)
                   for i in labels}

@@ -288,10 +288,10 @@ def main() -> int:
 
 def shipped_figures(corpora: Corpora, path: Path) -> tuple[dict, dict]:
     """The figures of the int8 weights as they are run (query_encoder.py's numpy forward)."""
-    from assistant.embed import query_encoder as criteria_model
+    from assistant.embed import query_encoder
 
     def embed(texts):
-        return np.stack([criteria_model.encode(t, path) for t in texts])
+        return np.stack([query_encoder.encode(t, path) for t in texts])
 
     return measure(corpora, embed, corpora.split("val")), measure(corpora, embed, corpora.split("measured"))
 

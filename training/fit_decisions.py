@@ -493,14 +493,15 @@ def fit_area_ranking(rows: list[dict], index_dir: Path) -> dict:
     """The shares of the question encoder's cosine and of the embedder's in an area question's order (the rest:
     BM25 over its ceiling): the pair with the best nDCG@10 over the area questions, to three decimals (ties: the
     least weight on the encoder, then the embedder's weight nearest 0.75)."""
+    from assistant.search.decide import area_score
     from assistant.service.evaluate import ndcg_at
 
     areas = area_rows(rows)
     asked = asked_cosines(areas, index_dir)
 
     def ndcg(wa: float, w: float) -> float:
-        return float(np.mean([ndcg_at([p for p, _, _ in sorted(r["pool"], key=lambda x: -(
-            wa * a[x[0]] + w * x[1] + (1 - w - wa) * x[2] / (r["ceiling"] or 1.0)))], set(r["gold"]), 10)
+        return float(np.mean([ndcg_at([p for p, _, _ in sorted(r["pool"], key=lambda x: -area_score(
+            a[x[0]], x[1], x[2], r["ceiling"] or 1.0, wa, w))], set(r["gold"]), 10)
             for r, a in zip(areas, asked)]))
 
     grid = [(round(0.05 * i, 2), round(0.05 * j, 2)) for i in range(21) for j in range(21 - i)]

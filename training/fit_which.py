@@ -113,7 +113,7 @@ def read_all(index_dir: Path, encoder: bool = False, folds: Path | None = None) 
     criteria it kept for validation (criteria_train.fold_of 0): those it was trained on read better than a new
     criterion will. ``folds``: a folder of the encoders that left out the other fifths (``fold1.npz`` ...
     ``fold4.npz``, criteria_train.py --fold): every arXiv criterion read by the encoder that never saw it."""
-    from assistant.embed import query_encoder as criteria_model
+    from assistant.embed import query_encoder
     from criteria_train import fold_of
 
     from assistant.qa.synthesis import strip_leadin
@@ -133,7 +133,7 @@ def read_all(index_dir: Path, encoder: bool = False, folds: Path | None = None) 
             if fold and folds is None:
                 continue
             mended = retriever.mend(item["criterion"])
-            qvec = criteria_model.encode(strip_leadin(mended), folds / f"fold{fold}.npz" if fold else None) \
+            qvec = query_encoder.encode(strip_leadin(mended), folds / f"fold{fold}.npz" if fold else None) \
                 if encoder else None
             reading = synthesis.read_criterion(retriever, mended, settings, qvec=qvec)
             fixed = None  # decided without the model: a name's writers, or nothing
@@ -227,9 +227,9 @@ def main() -> int:
                   "threshold_rule": "best F1 of the listed papers over every criterion",
                   "cross_validation": "leave one corpus out"}
     if args.encoder:
-        from assistant.embed import query_encoder as criteria_model
+        from assistant.embed import query_encoder
 
-        encoder = sha256(criteria_model.weights_path())[:16]
+        encoder = sha256(query_encoder.weights_path())[:16]
         provenance |= {"encoder": f"assistant/data/query_encoder.npz (sha256 {encoder})",
                        "arxiv_criteria": "only those the encoder kept for validation (never trained on)"
                        if args.folds is None else "every one, read by the encoder of the five that never saw it "

@@ -78,8 +78,8 @@ def _attention(h: np.ndarray, w: dict, prefix: str) -> np.ndarray:
 
 
 def encode(text: str, path: Path | None = None) -> np.ndarray:
-    """The criterion's unit vector (384 floats), comparable with the index's chunk vectors (``path``: other
-    weights than the shipped ones: a fold's, or the file criteria_train.py just wrote)."""
+    """The question's (or criterion's) unit vector (384 floats), comparable with the index's chunk vectors
+    (``path``: other weights than the shipped ones: a fold's, or the file criteria_train.py just wrote)."""
     import numpy as np
 
     from assistant.embed.embedder import load_tokenizer

@@ -202,7 +202,7 @@ def _area_order(retriever: Retriever, question: str, hits: list[Hit]) -> list[Hi
     """An area question's papers by what the question asks (the question encoder's cosine, which puts the papers
     about a topic above those sharing its words), the embedder's cosine and a smaller share of the lexical side
     (decide's fitted area weights)."""
-    from assistant.search.decide import models
+    from assistant.search.decide import area_score, models
 
     w, wa = models()["area_dense_weight"], models()["area_asked_weight"]
     ceiling = retriever.bm25_ceiling(question) or 1.0
@@ -210,8 +210,7 @@ def _area_order(retriever: Retriever, question: str, hits: list[Hit]) -> list[Hi
     if wa:
         ids, best, _ = retriever.dense_all(retriever.asked_vector(question))
         asked = dict(zip(ids, best.tolist()))
-    return sorted(hits, key=lambda h: -(wa * asked.get(h.paper_id, h.dense) + w * h.dense
-                                        + (1 - w - wa) * h.bm25 / ceiling))
+    return sorted(hits, key=lambda h: -area_score(asked.get(h.paper_id, h.dense), h.dense, h.bm25, ceiling, wa, w))
 
 
 def no_answer(question: str, mode: str, retrieval: Retrieval) -> Answer:

@@ -85,6 +85,14 @@ def terms(text: str) -> frozenset[str]:
     return _terms(text)
 
 
+def area_score(asked: float, dense: float, bm25: float, ceiling: float, asked_weight: float,
+               dense_weight: float) -> float:
+    """An area question's order key for one paper: the question encoder's cosine (``asked``), the embedder's
+    (``dense``) and the paper's BM25 over the query's ceiling, by the fitted weights (:func:`models`); the fit
+    (training/fit_decisions.py) scores its candidate weights with this same key."""
+    return asked_weight * asked + dense_weight * dense + (1 - dense_weight - asked_weight) * bm25 / ceiling
+
+
 @functools.lru_cache(maxsize=8192)
 def _terms(text: str) -> frozenset[str]:
     from assistant.text.terms import stem_terms
