@@ -64,6 +64,36 @@ def test_papers_and_show(bundled_index_dir):
     assert "Mixture-of-Thought (MoT)" in res.stdout and "truth-table" in res.stdout
 
 
+def test_one_title_per_paper_in_every_command(bundled_index_dir):
+    """An untitled abstract is shown under one derived title everywhere: `papers`, `show`, an answer's citations and
+    Sources, `search`, `which` and chat's /show (before, an answer's Sources, `search` and /show showed the stored
+    title, the first sentence cut at ~90 characters: "Sequence modeling is currently dominated by causal
+    transformer architectures that use…", where `papers` showed "Sequence modeling")."""
+    d = str(bundled_index_dir)
+    listing = {p["paper_id"]: p for p in json.loads(run("papers", "--json", "--index-dir", d).stdout)}
+    shown = {pid: p["display_title"] for pid, p in listing.items()}
+    mesa = "000_c647aebf503422f2#8"
+    stored = listing[mesa]["title"]  # what the index searches with, never shown
+    assert stored != shown[mesa] and stored.endswith("…")
+    flat = lambda text: " ".join(text.split())  # noqa: E731  (the terminal wraps long lines)
+    question = "a chunkwise parallel Mesa layer optimised at test time"
+    answer = json.loads(run("ask", question, "--json", "--index-dir", d).stdout)
+    assert mesa in {c["paper_id"] for c in answer["citations"]}
+    for item in answer["citations"] + answer["sources"]:
+        assert item["title"] == shown[item["paper_id"]]
+    text = flat(run("ask", question, "--index-dir", d).stdout)
+    assert f"{mesa} — {shown[mesa]}" in text and stored not in text
+    for h in json.loads(run("search", question, "--json", "--index-dir", d).stdout)["hits"]:
+        assert h["title"] == shown[h["paper_id"]]
+    listed = json.loads(run("which", "use a recurrent layer optimised at test time", "--json", "--index-dir", d).stdout)
+    assert mesa in {p["paper_id"] for p in listed["papers"]}
+    assert all(p["title"] == shown[p["paper_id"]] for p in listed["papers"])
+    assert flat(run("show", mesa, "--index-dir", d).stdout).startswith(shown[mesa])
+    chat = run("chat", "--index-dir", d, input=f"{question}\n/show {mesa}\n")
+    assert chat.exit_code == 0 and stored not in flat(chat.stdout)
+    assert f"{shown[mesa]} {mesa}" in flat(chat.stdout)  # /show's heading
+
+
 def test_the_terminal_shows_latex_as_text_and_json_keeps_it_verbatim(bundled_index_dir):
     res = run("show", "001_920fbba894271a85#14", "--index-dir", str(bundled_index_dir))
     assert "α-mixture" in res.stdout and "\\alpha" not in res.stdout

@@ -188,7 +188,7 @@ class Conversation:
             named = [pid for pid in self.retriever.named(question) if pid not in {pid for pid, _ in first}]
             if first and named and self.kind(question) == "followup":
                 papers = self.retriever.papers()
-                return [(pid, papers[pid].title) for pid in named if pid in papers] + \
+                return [(pid, papers[pid].display_title) for pid in named if pid in papers] + \
                     (first if COMPARING.search(question) else [])
             return []
         cited = sorted(prev.citations, key=lambda c: c.n)
@@ -259,9 +259,17 @@ class Conversation:
             return question
         prev = self.context
         # The previous top paper's title anchors "it"; the previous question carries the topic.
-        _, anchor = self._talked_about() or (None, "")
+        talked = self._talked_about()
+        anchor = self._searched_title(talked[0]) if talked else ""
         base = prev.answer.retrieval_query or prev.question
         return " ".join(x for x in (base, anchor, question) if x)
+
+    def _searched_title(self, paper_id: str) -> str:
+        """The title a paper is searched with (``Paper.title``: for an untitled abstract, its first sentence, as
+        the index holds it), not the one shown (``display_title``, which every command, Sources and saved chat
+        show): a follow-up's query reads the same words whichever title was on screen."""
+        paper = self.retriever.papers().get(paper_id)
+        return paper.title if paper is not None else ""
 
     def _talked_about(self) -> tuple[str, str] | None:
         """(paper id, title) of the top paper of the answer a follow-up reads (:attr:`context`): its first citation,
@@ -373,7 +381,8 @@ class Conversation:
                 skip = frozenset(s for t in self.turns
                                  for s in re.findall(r"^- (.*?) \[\d+(?:[,;]\s*\d+)*\]$", t.answer.text, re.M))
         answer = answer_question(self.retriever.within(pid for pid, _ in pinned), asked, self.settings,
-                                 on_token=on_token, retrieval_query=" ".join([*(t for _, t in pinned), asked]),
+                                 on_token=on_token,
+                                 retrieval_query=" ".join([*(self._searched_title(pid) for pid, _ in pinned), asked]),
                                  k=len(pinned), pinned=[pid for pid, _ in pinned], gist=gist, skip=skip)
         return answer.model_copy(update={"question": question})
 

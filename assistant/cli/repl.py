@@ -156,7 +156,7 @@ def _show_command(arg: str, conv) -> None:
     except AssistantError as exc:
         err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
         return
-    out.print(f"[bold]{shown(p.title, one_line=True)}[/] [green]{escape(p.id, one_line=True)}[/]\n"
+    out.print(f"[bold]{shown(p.display_title, one_line=True)}[/] [green]{escape(p.id, one_line=True)}[/]\n"
               f"{shown(p.abstract)}")
 
 

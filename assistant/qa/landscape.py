@@ -170,7 +170,7 @@ def build_map(retriever: Retriever, query: str | None = None, method: str = "tsn
         paper = papers.get(pid)
         if paper is None:
             continue
-        points.append(MapPoint(pid, paper.title, float(x), float(y), int(theme), paper.abstract,
+        points.append(MapPoint(pid, paper.display_title, float(x), float(y), int(theme), paper.abstract,
                                paper.url, marks.get(pid)))
     sizes = np.bincount([p.theme for p in points], minlength=len(data["labels"]))
     themes = [MapTheme(label, PALETTE[t % len(PALETTE)], int(sizes[t])) for t, label in enumerate(data["labels"])]

@@ -223,7 +223,7 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
     papers = retriever.papers()
     if reading.name is not None:
         writing = papers_writing(retriever.index, reading.name)
-        return WhichResult(criterion, [Finding(ids[i], papers[ids[i]].title, writing[ids[i]], float(fused[i]))
+        return WhichResult(criterion, [Finding(ids[i], papers[ids[i]].display_title, writing[ids[i]], float(fused[i]))
                                        for i in order if ids[i] in writing], mode, name=reading.name)
     if reading.lacks:
         return WhichResult(criterion, [], mode)
@@ -237,7 +237,7 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
     else:
         meets = meets_hand_rule(reading, tuning)
         chosen = [i for i in order if ids[i] in kind or meets[i]]
-    findings = [Finding(ids[i], papers[ids[i]].title,
+    findings = [Finding(ids[i], papers[ids[i]].display_title,
                         kind.get(ids[i]) or (best_sentence(retriever, query, reading.qvec, papers[ids[i]])
                                              if n < tuning.which_embedded_evidence
                                              else _sharing_sentence(query, papers[ids[i]])), float(fused[i]))
@@ -436,7 +436,7 @@ def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: 
     numbers = {pid: n for n, pid in enumerate(ids, 1)}
     themes = []
     for members in sorted(clusters, key=lambda c: min(ids.index(ids[i]) for i in c)):
-        findings = [Finding(ids[i], papers[ids[i]].title,
+        findings = [Finding(ids[i], papers[ids[i]].display_title,
                             best_sentence(retriever, query, qvec, papers[ids[i]], prefer_contribution=True),
                             0.0) for i in sorted(members)]
         label = _label([papers[f.paper_id].abstract for f in findings], exclude, weights)

@@ -331,7 +331,7 @@ class Retriever:
         spelling: dict[str, set[str]] = {w: {w} for w in FRAMING_WORDS}
         for h in hits:
             p = papers.get(h.paper_id)
-            for w in _PART.findall(f"{h.title} {p.abstract if p else h.snippet}"):
+            for w in _PART.findall(f"{p.title} {p.abstract}" if p else f"{h.title} {h.snippet}"):
                 spelling.setdefault(w.lower(), set()).add(w)
         out, last = [], 0
         for m in unknown:
@@ -372,7 +372,7 @@ class Retriever:
         for rank, pid in enumerate(order, 1):
             paper = papers.get(pid)
             cid = best_chunk[pid]
-            hits.append(Hit(paper_id=pid, title=paper.title if paper else pid, score=fused[pid],
+            hits.append(Hit(paper_id=pid, title=paper.display_title if paper else pid, score=fused[pid],
                             snippet=texts.get(cid, ""), dense=dense[pid], bm25=bm25.get(pid, 0.0), rank=rank,
                             source=paper.source if paper else "", chunk_id=cid, likelihood=likely.get(pid)))
         # the search's own verdict (a floor on the cosine, or a paper the query names); `ask` decides with the
