@@ -117,6 +117,16 @@ def readable_title(abstract: str) -> str:
     for scalable data filtering``), else the subject of its first sentence (``Combining diverse foundation
     models``), else that sentence's first clause: never a sentence cut mid-phrase.
     """
+    return titled(abstract)[0]
+
+
+#: Where a shown title came from (:func:`titled`): a name the abstract introduces, what it proposes, a name it
+#: is "called", or (nothing introduced) its first sentence.
+TITLE_SOURCES = ("name", "proposes", "called", "first sentence")
+
+
+def titled(abstract: str) -> tuple[str, str]:
+    """(:func:`readable_title`, which of :data:`TITLE_SOURCES` it came from)."""
     text = normalise_space(readable(abstract))
     fallback = ""
     named: list[tuple[str, str]] = []  # (title, the name it carries), each introduction in order
@@ -146,12 +156,17 @@ def readable_title(abstract: str) -> str:
                 fallback = _capital(phrase)
     if named:
         # an abstract introducing several things (a benchmark, then the method): the name it writes most is its own
-        return max(named, key=lambda t: text.count(t[1]))[0]
+        return max(named, key=lambda t: text.count(t[1]))[0], "name"
     m = CALLED_NAME.search(text)
     if m and _distinctive(_clean_name(m.group(1))):
-        return _cut(_clean_name(m.group(1)))
+        return _cut(_clean_name(m.group(1))), "called"
     if fallback:
-        return fallback
+        return fallback, "proposes"
+    return _from_first_sentence(text), "first sentence"
+
+
+def _from_first_sentence(text: str) -> str:
+    """What the first sentence is about: what "we uncover ..." names, else its subject, else its first phrase."""
     first = _clean_name(re.split(r"(?<=[.!?])\s+(?=[A-Z\\(])", text, maxsplit=1)[0])
     we = re.match(r"(?:we|this paper|this work)\s+[a-z]+\s+(?=(?:the|a|an)\s)", first, re.I)
     if we and len(_phrase(first[we.end():]).split()) >= 3:  # "We uncover the hidden lattice geometry of ..."

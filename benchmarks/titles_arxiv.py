@@ -1,0 +1,108 @@
+"""Derived titles against the real ones: arXiv abstracts come with titles their authors wrote, so the title the
+assistant would show for each abstract were it untitled (``titles.readable_title``) can be read against it, over
+hundreds of papers nobody wrote a question for.
+
+    python benchmarks/titles_arxiv.py [--sample dev|eval] [--n 400] [--label NAME] [--show]
+
+Papers: training/inputs/arxiv-ml.jsonl.xz (19,972 arXiv ML abstracts with titles) less every paper of a held-out
+arXiv slice (benchmarks/data/heldout/arxiv300*.jsonl). Two disjoint samples: ``dev`` (random.Random(2026), read
+while the derivation is worked on) and ``eval`` (random.Random(1207) from the rest; run once before a change to the
+derivation and after it, its rows never read). Reported: content-word F1 of shown against real title (stemmed,
+stopwords out; the bundled corpus's blind titles are read the same way by benchmarks/titles.py); of the papers
+whose real title opens with a coined name ("FaceMoE: ..."), how many shown titles carry it; how many share no
+content word with the real title; and where the shown titles came from (:data:`titles.TITLE_SOURCES`: a name
+the abstract introduces, what it proposes, a name it is "called", else its first sentence, which says what the
+field is rather than what the paper does), with the F1 of each. Writes benchmarks/results/titles_arxiv.json,
+keeping the runs recorded under other labels. Offline, no index, a few seconds of CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import random
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+PAPERS = ROOT / "training" / "inputs" / "arxiv-ml.jsonl.xz"
+SEEDS = {"dev": 2026, "eval": 1207}
+#: A real title's leading name: "FaceMoE: Mixture of Experts ..." (one to three words before the colon, one of
+#: them coined: inner capitals, digits or a hyphen, or all capitals).
+LEADING_NAME = re.compile(r"^([^:]{2,40}):\s")
+
+
+def coined(name: str) -> bool:
+    words = name.split()
+    return 1 <= len(words) <= 3 and any(
+        any(c.isupper() for c in w[1:]) or any(c.isdigit() for c in w) or "-" in w or (w.isupper() and len(w) > 1)
+        for w in words)
+
+
+def samples(n: int) -> dict[str, list[dict]]:
+    held = {json.loads(line)["id"] for p in (HERE / "data" / "heldout").glob("arxiv300*.jsonl")
+            if not p.stem.endswith("_questions") for line in p.read_text().splitlines() if line.strip()}
+    with lzma.open(PAPERS, "rt", encoding="utf-8") as f:
+        papers = [r for r in map(json.loads, f) if r.get("title") and r["id"] not in held]
+    papers.sort(key=lambda r: r["id"])
+    dev = random.Random(SEEDS["dev"]).sample(papers, n)
+    taken = {r["id"] for r in dev}
+    rest = [r for r in papers if r["id"] not in taken]
+    return {"dev": dev, "eval": random.Random(SEEDS["eval"]).sample(rest, n)}
+
+
+def score(papers: list[dict]) -> dict:
+    from assistant.text.terms import stem_terms
+    from assistant.text.titles import TITLE_SOURCES, titled
+
+    rows = []
+    for r in papers:
+        shown, source = titled(r["abstract"])
+        real = " ".join(r["title"].split())
+        want, got = set(stem_terms(real)), set(stem_terms(shown))
+        overlap = len(want & got)
+        m = LEADING_NAME.match(real)
+        name = m.group(1) if m and coined(m.group(1)) else None
+        rows.append({"id": r["id"], "shown": shown, "real": real, "source": source, "name": name,
+                     "f1": round(2 * overlap / max(len(want) + len(got), 1), 3), "shares": overlap > 0,
+                     "name_in": bool(name) and name.lower() in shown.lower()})
+    named = [r for r in rows if r["name"]]
+    mean = lambda xs: round(sum(xs) / len(xs), 3) if xs else None  # noqa: E731
+    by_source = {s: {"n": sum(r["source"] == s for r in rows),
+                     "f1": mean([r["f1"] for r in rows if r["source"] == s])} for s in TITLE_SOURCES}
+    return {"papers": len(rows), "content_f1_mean": mean([r["f1"] for r in rows]),
+            "sharing_no_word": sum(not r["shares"] for r in rows), "named": len(named),
+            "name_in_title": sum(r["name_in"] for r in named), "by_source": by_source, "rows": rows}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sample", choices=sorted(SEEDS), default="dev")
+    ap.add_argument("--n", type=int, default=400)
+    ap.add_argument("--label", default="latest")
+    ap.add_argument("--show", action="store_true", help="print the dev sample's titles from the first sentence")
+    args = ap.parse_args()
+    out = score(samples(args.n)[args.sample])
+    print(f"{out['papers']} arXiv abstracts ({args.sample}): content-word F1 with the real title {out['content_f1_mean']}; "
+          f"{out['sharing_no_word']} share no content word; of the {out['named']} real titles opening with a coined "
+          f"name, {out['name_in_title']} shown titles carry it")
+    print("by source: " + ", ".join(f"{s} {v['n']} (F1 {v['f1']})" for s, v in out["by_source"].items()))
+    if args.show and args.sample == "dev":
+        for r in out["rows"]:
+            if r["source"] == "first sentence" or r["name"] and not r["name_in"]:
+                print(f"  {r['source'][:5]:5} {r['f1']:.2f} shown {r['shown'][:70]!r:74} real {r['real'][:70]!r}")
+    path = HERE / "results" / "titles_arxiv.json"
+    runs = json.loads(path.read_text()) if path.exists() else {}
+    runs.setdefault(args.sample, {})[args.label] = {k: v for k, v in out.items() if k != "rows"} | (
+        {"sources": dict(Counter(r["source"] for r in out["rows"]))})
+    path.write_text(json.dumps(runs, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
