@@ -10,7 +10,9 @@ while the derivation is worked on) and ``eval`` (random.Random(1207) from the re
 derivation and after it, its rows never read). Reported: content-word F1 of shown against real title (stemmed,
 stopwords out; the bundled corpus's blind titles are read the same way by benchmarks/titles.py); of the papers
 whose real title opens with a coined name ("FaceMoE: ..."), how many shown titles carry it; how many share no
-content word with the real title; and where the shown titles came from (:data:`titles.TITLE_SOURCES`: a name
+content word with the real title; how many are generic (every content word among the 300 commonest of the
+abstracts: "Large language models") or read as a clause ("We show", "... can be ..."); and where the shown titles
+came from (:data:`titles.TITLE_SOURCES`: a name
 the abstract introduces, what it proposes, a name it is "called", else its first sentence, which says what the
 field is rather than what the paper does), with the F1 of each. Writes benchmarks/results/titles_arxiv.json,
 keeping the runs recorded under other labels. Offline, no index, a few seconds of CPU.
@@ -44,7 +46,17 @@ def coined(name: str) -> bool:
         for w in words)
 
 
+#: A title is generic when every content word of it is among this many most common ones of the arXiv abstracts
+#: ("Large language models", "Sequence modeling"): it names a field, not a paper.
+COMMON = 300
+#: A title that reads as a clause: it opens with the authors ("We show") or holds a finite verb.
+CLAUSE = re.compile(r"^(?:we|our|this (?:paper|work|study))\b|\s(?:is|are|was|were|can|could|has|have|will)\s", re.I)
+
+
 def samples(n: int) -> dict[str, list[dict]]:
+    """The dev and eval samples, and the stems common across all the papers they are drawn from."""
+    from assistant.text.terms import stem_terms
+
     held = {json.loads(line)["id"] for p in (HERE / "data" / "heldout").glob("arxiv300*.jsonl")
             if not p.stem.endswith("_questions") for line in p.read_text().splitlines() if line.strip()}
     with lzma.open(PAPERS, "rt", encoding="utf-8") as f:
@@ -53,10 +65,12 @@ def samples(n: int) -> dict[str, list[dict]]:
     dev = random.Random(SEEDS["dev"]).sample(papers, n)
     taken = {r["id"] for r in dev}
     rest = [r for r in papers if r["id"] not in taken]
-    return {"dev": dev, "eval": random.Random(SEEDS["eval"]).sample(rest, n)}
+    df = Counter(t for r in papers for t in set(stem_terms(r["abstract"])))
+    return {"dev": dev, "eval": random.Random(SEEDS["eval"]).sample(rest, n),
+            "common": {t for t, _ in df.most_common(COMMON)}}
 
 
-def score(papers: list[dict]) -> dict:
+def score(papers: list[dict], common: set[str]) -> dict:
     from assistant.text.terms import stem_terms
     from assistant.text.titles import TITLE_SOURCES, titled
 
@@ -70,13 +84,15 @@ def score(papers: list[dict]) -> dict:
         name = m.group(1) if m and coined(m.group(1)) else None
         rows.append({"id": r["id"], "shown": shown, "real": real, "source": source, "name": name,
                      "f1": round(2 * overlap / max(len(want) + len(got), 1), 3), "shares": overlap > 0,
+                     "generic": bool(got) and got <= common, "clause": bool(CLAUSE.search(shown)),
                      "name_in": bool(name) and name.lower() in shown.lower()})
     named = [r for r in rows if r["name"]]
     mean = lambda xs: round(sum(xs) / len(xs), 3) if xs else None  # noqa: E731
     by_source = {s: {"n": sum(r["source"] == s for r in rows),
                      "f1": mean([r["f1"] for r in rows if r["source"] == s])} for s in TITLE_SOURCES}
     return {"papers": len(rows), "content_f1_mean": mean([r["f1"] for r in rows]),
-            "sharing_no_word": sum(not r["shares"] for r in rows), "named": len(named),
+            "sharing_no_word": sum(not r["shares"] for r in rows), "generic": sum(r["generic"] for r in rows),
+            "clause": sum(r["clause"] for r in rows), "named": len(named),
             "name_in_title": sum(r["name_in"] for r in named), "by_source": by_source, "rows": rows}
 
 
@@ -87,14 +103,16 @@ def main() -> int:
     ap.add_argument("--label", default="latest")
     ap.add_argument("--show", action="store_true", help="print the dev sample's titles from the first sentence")
     args = ap.parse_args()
-    out = score(samples(args.n)[args.sample])
+    drawn = samples(args.n)
+    out = score(drawn[args.sample], drawn["common"])
     print(f"{out['papers']} arXiv abstracts ({args.sample}): content-word F1 with the real title {out['content_f1_mean']}; "
           f"{out['sharing_no_word']} share no content word; of the {out['named']} real titles opening with a coined "
-          f"name, {out['name_in_title']} shown titles carry it")
+          f"name, {out['name_in_title']} shown titles carry it; {out['generic']} generic (every word among the "
+          f"{COMMON} commonest), {out['clause']} reading as a clause")
     print("by source: " + ", ".join(f"{s} {v['n']} (F1 {v['f1']})" for s, v in out["by_source"].items()))
     if args.show and args.sample == "dev":
         for r in out["rows"]:
-            if r["source"] == "first sentence" or r["name"] and not r["name_in"]:
+            if r["source"] == "first sentence" or r["name"] and not r["name_in"] or r["generic"] or r["clause"]:
                 print(f"  {r['source'][:5]:5} {r['f1']:.2f} shown {r['shown'][:70]!r:74} real {r['real'][:70]!r}")
     path = HERE / "results" / "titles_arxiv.json"
     runs = json.loads(path.read_text()) if path.exists() else {}
