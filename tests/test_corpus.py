@@ -73,6 +73,24 @@ def test_readable_title_falls_back_to_a_noun_phrase_never_a_sentence_cut_mid_phr
         == "In-context learning (ICL)"
 
 
+def test_a_derived_title_says_what_the_paper_does_not_the_field_it_opens_with():
+    """Nothing introduced by name: the title is what the paper proposes or studies, read past a comma between
+    modifiers and without a parenthetical citation, stopped where a verb starts; never "Sequence modeling" (the
+    field its first sentence opens with), never a clause ("We show")."""
+    mesa = ("Sequence modeling is currently dominated by causal transformers. Here, we join this line of work and "
+            "introduce a numerically stable, chunkwise parallelizable version of the recently proposed Mesa layer "
+            "(von Oswald et al., 2024), and study it in language modeling.")
+    assert readable_title(mesa) == ("A numerically stable, chunkwise parallelizable version of the recently "
+                                    "proposed Mesa layer")
+    studied = ("Large language models are everywhere. This paper initiates a theoretical study of in-context "
+               "learning for regression on manifolds. We derive bounds.")
+    assert readable_title(studied) == "A theoretical study of in-context learning for regression on manifolds"
+    assert readable_title("We show that robustness to quantization is a transferable direction in weight space. "
+                          "It works.") == "Robustness to quantization"
+    assert readable_title("Robots are hard to design. We show that a universal, morphology-agnostic controller can "
+                          "be obtained by pretraining. It generalizes.") == "A universal, morphology-agnostic controller"
+
+
 @pytest.mark.parametrize("abstract,title", [
     ("Quantization is hard. We introduce Qronos---a new post-training quantization algorithm that not only "
      "corrects errors but also diffuses them.", "Qronos: a new post-training quantization algorithm"),

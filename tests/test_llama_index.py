@@ -47,7 +47,7 @@ def test_retriever_is_a_llama_index_retriever_finding_held_out_lookups_first(set
         assert nodes and all(isinstance(n, NodeWithScore) for n in nodes) and len(nodes) <= 5
         top = nodes[0].node
         assert top.metadata["paper_id"] == gold, question
-        assert top.metadata["title"] == papers[gold].title and top.metadata["source"] == papers[gold].source
+        assert top.metadata["title"] == papers[gold].display_title and top.metadata["source"] == papers[gold].source
         start, end = top.metadata["start"], top.metadata["end"]
         assert top.text and papers[gold].abstract[start:end] == top.text
         assert (top.start_char_idx, top.end_char_idx) == (start, end)

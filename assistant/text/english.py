@@ -178,8 +178,8 @@ APPOSITIVE_NAME = re.compile(r"^\W*((?:a|an|the)\s[^,;:.]{3,90}?),\s*[*_`]*(" + 
 #: The shown title also reads an introduction later in a sentence that "we" or "this work" opens
 #: ("This work explores the trade-off ... and introduces RESFL, an integrated solution ...").
 INTRODUCES_LATE = re.compile(
-    r"\b(?:we|this paper|this work|here we|our work)\b[^.!?]{0,160}?\b"
-    r"(?:(?:propos|introduc|present|develop|design|releas|construct|curat)(?:es?|ed|ing)?|call|dub|term"
+    r"\b(?:we|this (?:paper|work|study|report|article|thesis)|here we|our work)\b[^.!?]{0,160}?\b"
+    r"(?:(?:propos|introduc|present|describ|develop|design|releas|construct|curat)(?:es?|ed|ing)?|call|dub|term"
     r"|address\w*\s+[^.!?]{0,40}?\bwith)\b", re.I)
 
 #: "a method called X", "dubbed X".
@@ -230,6 +230,30 @@ DANGLING_WORDS = TITLE_SMALL_WORDS | {"and", "or", "as", "at", "that", "which", 
                                       "both", "between", "into", "over", "under", "without", "across", "using",
                                       "toward", "towards"}
 
+
+#: A finite verb, where a noun phrase has ended.
+FINITE_VERB = re.compile(r"\s(?:is|are|was|were|can|could|may|might|will|would|should|must|has|have|had|does|do)\s")
+
+#: Words after a comma that end a noun phrase rather than go on with its list of modifiers.
+LIST_BREAKS = {"and", "or", "but", "we", "it", "which", "that", "where", "while", "the", "a", "an", "this", "its",
+               "their", "our", "as", "to", "with", "for", "in", "on", "by", "of", "called", "named", "dubbed"}
+
+#: "we study / this paper investigates / we show that ...": what the paper itself does, read where it introduces
+#: nothing; the words after it (to a phrase's end) say what it is about better than the field its first sentence
+#: opens with ("Large language models ...").
+STUDIES = re.compile(
+    r"(?:^|[.!?]\s+|,\s*)(?:(?:here|in this (?:paper|work|study|article)),?\s+)?"
+    r"(?:we|this (?:paper|work|study|report|article|thesis))\s+(?:[a-z]+ly\s+)?(?:first\s+)?"
+    r"(?:stud|investigat|examin|explor|analy[sz]|characteriz|formaliz|reformulat|revisit|address|tackl|quantif|"
+    r"initiat|focus|ask|show|consider|test|seek|aim)[a-z]*\s+"
+    r"(?:(?:on|to|whether|what|how|why|if|that)\s+)?", re.I)
+
+#: What follows "we study ..." that is not what is studied ("we show in this paper that ...", "we study it").
+NOT_STUDIED = re.compile(r"(?:we|our|it|they|this|these|us|in this|here)\b", re.I)
+
+#: A first sentence that opens with what the authors do to a noun phrase: "We uncover the hidden lattice ...".
+AUTHORS_DO = re.compile(r"(?:(?:in this (?:paper|work|study),?\s+)?we|this (?:paper|work|study|report|article))\s+"
+                        r"(?:[a-z]+ly\s+)?[a-z]+\s+(?=(?:the|a|an)\s)", re.I)
 
 # --- How a venue is written (export.py) ----------------------------------------------------------------------------
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 from assistant.text.english import (
-    APPOSITIVE_NAME, CALLED_NAME, DANGLING_WORDS, INTRODUCES_LATE, LIST_MODIFIER, NOT_COINED, NOT_NAMES,
-    OPENS_NOUN_PHRASE, PHRASE_END, PREPOSITIONS, SUBJECT_ENDING_VERB, SUBORDINATE_OPENERS, TITLE_INTRODUCES,
-    TITLE_SMALL_WORDS, named_pattern)
+    APPOSITIVE_NAME, AUTHORS_DO, CALLED_NAME, DANGLING_WORDS, FINITE_VERB, INTRODUCES_LATE, LIST_BREAKS,
+    LIST_MODIFIER, NOT_COINED, NOT_NAMES, NOT_STUDIED, OPENS_NOUN_PHRASE, PHRASE_END, PREPOSITIONS, STUDIES,
+    SUBJECT_ENDING_VERB, SUBORDINATE_OPENERS, TITLE_INTRODUCES, TITLE_SMALL_WORDS, named_pattern)
 from assistant.text.latex import readable
 
 MAX_TITLE = 90
@@ -82,7 +82,16 @@ def _phrase(text: str, limit: int = MAX_TITLE) -> str:
     until it fits ``limit``; never ends on a preposition, article or conjunction. Empty when nothing fits."""
     text = normalise_space(text)[: 3 * limit]  # a phrase longer than that is cut anyway; each step below is O(n)
     m = PHRASE_END.search(text)
-    words = (text[: m.start()] if m else text).rstrip(" .").split()
+    # a comma after one or two modifiers goes on to the noun they modify ("a scalable, training-free method",
+    # "a numerically stable, chunkwise parallelizable version of ...")
+    while m and m.group().strip() == "," and _modifiers_only(text[: m.start()]) \
+            and re.match(r"\s*[a-z][\w-]*", text[m.end():]) \
+            and text[m.end():].split(None, 1)[0].lower() not in LIST_BREAKS:
+        m = PHRASE_END.search(text, m.end())
+    end = m.start() if m else len(text)
+    if verb := FINITE_VERB.search(text, 0, end):  # a noun phrase has no finite verb: "... controller can be ..."
+        end = verb.start()
+    words = text[:end].rstrip(" .").split()
 
     def last_preposition():
         return max((i for i, w in enumerate(words[:-1]) if i > 1 and w.lower() in PREPOSITIONS), default=None)
@@ -97,6 +106,15 @@ def _phrase(text: str, limit: int = MAX_TITLE) -> str:
         while words and words[-1].lower() in DANGLING_WORDS:
             words = words[:-1]
     return " ".join(words)
+
+
+#: A citation in parentheses ("(von Oswald et al., 2024)", "(2023)"): no part of a title.
+_CITATION = re.compile(r"\s*\((?:[^()]*\bet al\b[^()]*|\s*(?:19|20)\d\d[a-z]?\s*)\)")
+
+def _modifiers_only(text: str) -> bool:
+    """Whether ``text`` (a noun phrase's start) is an article and at most two words: modifiers, not yet a noun."""
+    words = text.split()
+    return 2 <= len(words) <= 3 and words[0].lower() in {"a", "an", "the"}
 
 
 def _named(name: str, desc: str | None) -> str:
@@ -114,20 +132,21 @@ def readable_title(abstract: str) -> str:
 
     The name the abstract introduces, with what it is (``Mixture-of-Thought (MoT)``, ``Qronos: a new
     post-training quantization algorithm``), else the noun phrase of what it proposes (``A multi-stage pipeline
-    for scalable data filtering``), else the subject of its first sentence (``Combining diverse foundation
-    models``), else that sentence's first clause: never a sentence cut mid-phrase.
+    for scalable data filtering``), else of what it studies ("this paper initiates a theoretical study of ..."),
+    else the subject of its first sentence (``Combining diverse foundation models``), else that sentence's first
+    clause: never a sentence cut mid-phrase.
     """
     return titled(abstract)[0]
 
 
 #: Where a shown title came from (:func:`titled`): a name the abstract introduces, what it proposes, a name it
-#: is "called", or (nothing introduced) its first sentence.
-TITLE_SOURCES = ("name", "proposes", "called", "first sentence")
+#: is "called", what it studies, or (none of these) its first sentence.
+TITLE_SOURCES = ("name", "proposes", "called", "studies", "first sentence")
 
 
 def titled(abstract: str) -> tuple[str, str]:
     """(:func:`readable_title`, which of :data:`TITLE_SOURCES` it came from)."""
-    text = normalise_space(readable(abstract))
+    text = _CITATION.sub("", normalise_space(readable(abstract)))
     fallback = ""
     named: list[tuple[str, str]] = []  # (title, the name it carries), each introduction in order
     for sentence in _introducing(text, INTRODUCES_LATE):
@@ -162,13 +181,27 @@ def titled(abstract: str) -> tuple[str, str]:
         return _cut(_clean_name(m.group(1))), "called"
     if fallback:
         return fallback, "proposes"
+    if studied := _studied(text):
+        return studied, "studies"
     return _from_first_sentence(text), "first sentence"
+
+
+def _studied(text: str) -> str:
+    """What the first "we study ..." of an abstract is about, as a phrase of three words or more ('' if none)."""
+    for m in STUDIES.finditer(text):
+        rest = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text[m.end():], maxsplit=1)[0]
+        if NOT_STUDIED.match(rest):
+            continue
+        phrase = _phrase(_clean_name(rest))
+        if len(phrase.split()) >= 3:
+            return _capital(phrase)
+    return ""
 
 
 def _from_first_sentence(text: str) -> str:
     """What the first sentence is about: what "we uncover ..." names, else its subject, else its first phrase."""
     first = _clean_name(re.split(r"(?<=[.!?])\s+(?=[A-Z\\(])", text, maxsplit=1)[0])
-    we = re.match(r"(?:we|this paper|this work)\s+[a-z]+\s+(?=(?:the|a|an)\s)", first, re.I)
+    we = AUTHORS_DO.match(first)
     if we and len(_phrase(first[we.end():]).split()) >= 3:  # "We uncover the hidden lattice geometry of ..."
         return _capital(_phrase(first[we.end():]))
     clauses = [first]
