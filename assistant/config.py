@@ -207,8 +207,10 @@ class TuningSettings(_Group):
                                     "its cosine + this x the share of the question's terms it holds. Hand-set.")
     among_min_cosine: float = _tuned(0.35, "Chat's choice among cited papers answers \"none of them\" when no "
                                            "cited paper's closest sentence scores this much. Hand-set.")
-    among_margin: float = _tuned(0.05, "Chat's choice among cited papers: those within this of the best one "
-                                       "answer together. Hand-set.")
+    among_margin: float = _tuned(0.0, "Chat's choice among cited papers: those within this of the best one "
+                                      "answer together (0: the one that stands out; the hand-set 0.05 chosen again "
+                                      "on the training choices of benchmarks/data/among and the development set, "
+                                      "docs/log/research-log.md 2026-12-07).")
     continues_share: float = _tuned(0.65, "A chat question with no \"it\" is about the previous top paper when that "
                                           "paper holds this share of its topical terms. Hand-set; reading the mirror "
                                           "case with it was measured and not adopted (docs/log/research-log.md).")
