@@ -111,6 +111,7 @@ def _phrase(text: str, limit: int = MAX_TITLE) -> str:
 #: A citation in parentheses ("(von Oswald et al., 2024)", "(2023)"): no part of a title.
 _CITATION = re.compile(r"\s*\((?:[^()]*\bet al\b[^()]*|\s*(?:19|20)\d\d[a-z]?\s*)\)")
 
+
 def _modifiers_only(text: str) -> bool:
     """Whether ``text`` (a noun phrase's start) is an article and at most two words: modifiers, not yet a noun."""
     words = text.split()
