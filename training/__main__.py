@@ -175,9 +175,11 @@ def verify(path: Path = MANIFEST) -> int:
     return 1 if bad else 0
 
 
-def close(a, b, tolerance: float = 1e-6) -> bool:
+def close(a, b, tolerance: float = 1e-4) -> bool:
     """Two fitted JSON documents alike but for floats within ``tolerance`` (relative): the same fit on another CPU
-    may round the last bits of a float differently; anything else differing is a different fit."""
+    rounds differently, and an iterative solver (the turn model's lbfgs) carries that into its last digits: the same
+    turns fit, same inputs and library versions, on two machines differed by up to 5.1e-5 in a bias (2026-12-07).
+    Anything else differing is a different fit."""
     if isinstance(a, float) or isinstance(b, float):
         return isinstance(a, (int, float)) and isinstance(b, (int, float)) and abs(a - b) <= tolerance * max(1.0, abs(a), abs(b))
     if isinstance(a, dict):
@@ -208,7 +210,7 @@ def close_arrays(a: Path, b: Path, tolerance: float = 1e-5) -> bool:
 
 def check(names: list[str]) -> int:
     """Refit the named fast steps into a temporary folder; 1 if an output differs from the manifest's (bytes; for
-    JSON, anything but float rounding below 1e-6; for arrays, below 1e-5)."""
+    JSON, anything but float differences below 1e-4 relative; for arrays, below 1e-5)."""
     steps = load_manifest()["steps"]
     failed = 0
     for name in names:
