@@ -3,6 +3,7 @@ noun phrase; never a sentence cut mid-phrase."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from assistant.text.english import (
@@ -128,6 +129,7 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+@functools.lru_cache(maxsize=32768)
 def readable_title(abstract: str) -> str:
     """The title an untitled abstract is shown and exported with.
 
@@ -135,7 +137,8 @@ def readable_title(abstract: str) -> str:
     post-training quantization algorithm``), else the noun phrase of what it proposes (``A multi-stage pipeline
     for scalable data filtering``), else of what it studies ("this paper initiates a theoretical study of ..."),
     else the subject of its first sentence (``Combining diverse foundation models``), else that sentence's first
-    clause: never a sentence cut mid-phrase.
+    clause: never a sentence cut mid-phrase. Kept per abstract (a process shows the same papers' titles again, and
+    ``show NAME`` reads every paper's).
     """
     return titled(abstract)[0]
 
