@@ -15,6 +15,8 @@ from assistant.errors import ConfigError
 
 #: Exactly what the model must say when the sources do not answer; the parser looks for it too.
 NO_ANSWER_PHRASE = "No paper in the corpus addresses this question."
+#: The refusal of a question the corpus holds only in parts (answer.no_answer adds the parts).
+PARTS_PHRASE = "No paper in the corpus covers all of this question."
 #: The line above an answer the answerable model is unsure of (answered, as refusing every such question would
 #: refuse too many answerable ones, but more likely than not on a topic the corpus lacks: decide.unsure_below).
 UNSURE_NOTE = "The corpus may have no paper on exactly this; these are the closest it has."

@@ -1,6 +1,6 @@
 """Rebuild every model the package ships, in order, from inputs inside the repository, and record what was made.
 
-    python -m training                  # vectors, background, turns, decisions, sentences
+    python -m training                  # vectors, background, turns, decisions, sentences, parts
     python -m training --reader         # also the reader's data and training (~80 min, 2 cores; not shipped)
     python -m training --encoder        # also retrain the question reader's encoder (~8 min CPU; torch)
     python -m training --only turns     # one step (its inputs must already be in place)
@@ -21,6 +21,8 @@ Steps, in the order they must run (each reads what the ones before it wrote):
 4. ``turns``: training/fit_turns.py -> turns.json (the chat turn model).
 5. ``decisions``: training/fit_decisions.py -> decisions.json (reads background.npz and query_encoder.npz).
 6. ``sentences``: training/fit_sentences.py -> sentences.json (answers questions through the decisions above).
+7. ``parts``: training/fit_parts.py -> parts.json (the parts model: reads questions through the decisions and the
+   encoder above, without itself).
 
 A missing input stops the run. The manifest records the commit the fit ran at, the sha256 of every input and
 output, each fit's cross-validated figures and its CPU seconds.
@@ -81,6 +83,9 @@ class Step:
         if self.name == "decisions":
             return [*_question_files(), DATA / "intent_exemplars.jsonl", DATA / "background.npz",
                     DATA / "query_encoder.npz"]
+        if self.name == "parts":
+            return [*sorted((BENCH / "parts").glob("*.jsonl")), *_question_files(), DATA / "decisions.json",
+                    DATA / "query_encoder.npz", DATA / "background.npz"]
         return [*_question_files(), DATA / "decisions.json", DATA / "query_encoder.npz"]  # sentences
 
 
@@ -95,6 +100,7 @@ STEPS = (
     Step("turns", ((PY, "training/fit_turns.py"),), ("assistant/data/turns.json",)),
     Step("decisions", ((PY, "training/fit_decisions.py"),), ("assistant/data/decisions.json",)),
     Step("sentences", ((PY, "training/fit_sentences.py"),), ("assistant/data/sentences.json",)),
+    Step("parts", ((PY, "training/fit_parts.py"),), ("assistant/data/parts.json",)),
 )
 #: Steps --check can refit into a temporary folder (a few minutes at most on 2 cores), by the option naming the output.
 CHECKABLE = {"turns": "--out", "background": "--out", "vectors": "--out"}
@@ -109,6 +115,8 @@ def metrics(step: Step) -> dict:
     if step.name == "decisions":
         d = json.loads((DATA / "decisions.json").read_text())
         return {m: d[m].get("cv") for m in ("intent", "answerable", "relevant", "missing_word") if m in d}
+    if step.name == "parts":
+        return {"cv": json.loads((DATA / "parts.json").read_text())["parts"]["cv"]}
     if step.name in ("turns", "sentences"):
         return {"cv": json.loads((DATA / f"{step.name}.json").read_text()).get("cv")}
     if step.name == "reader":

@@ -165,6 +165,13 @@ def render_sources(answer, console: Console | None = None) -> None:
             console.print(shown(answer.quoted))
         return
     if not answer.citations:
+        if not answer.answerable and answer.parts:  # each part's papers: none covers all of them
+            console.print("[dim]Papers on each part (none is on all of them; not cited):[/]")
+            for part in answer.parts:
+                console.print(f"  [bold]{shown(part.text, one_line=True)}[/]")
+                for pid, title in zip(part.papers, part.titles):
+                    print_paper("-", pid, title, None, console)
+            return
         if not answer.answerable and answer.related:  # the nearest papers, never an answer
             console.print("[dim]Nearest papers (not on exactly this; not cited):[/]")
             for h in answer.related:

@@ -19,8 +19,9 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 
 from assistant.config import Settings
-from assistant.prompts import NO_ANSWER_PHRASE, UNSURE_CAUTION, render, system_prompt
+from assistant.prompts import NO_ANSWER_PHRASE, PARTS_PHRASE, UNSURE_CAUTION, render, system_prompt
 from assistant.search.decide import terms, unsure_below
+from assistant.search.parts import Part
 from assistant.search.retrieve import Hit, Retrieval, Retriever
 from assistant.text.english import ASKS_FOR_LINK
 from assistant.text.safetext import inert_citations
@@ -79,6 +80,8 @@ class Answer(BaseModel):
     #: Answered, but the answerable model reads the question as more likely on a topic the corpus lacks
     #: (:func:`.decide.unsure_below`): the answer says so above it.
     unsure: bool = False
+    #: A question the corpus holds only in parts (:mod:`.parts`): each part and its papers (the refusal says so).
+    parts: list[Part] = []
 
     def as_dict(self) -> dict:
         out = {"question": self.question, "answer": self.text, "mode": self.mode, "answerable": self.answerable,
@@ -102,6 +105,8 @@ class Answer(BaseModel):
             out["quoted"] = {"text": self.quoted, "citations": [c.as_dict() for c in self.quoted_citations]}
         if self.related:
             out["related"] = [h.as_dict() for h in self.related]
+        if self.parts:
+            out["parts"] = [p.as_dict() for p in self.parts]
         if self.retrieval_query and self.retrieval_query != self.question:
             out["retrieval_query"] = self.retrieval_query
         return out
@@ -111,15 +116,19 @@ class Answer(BaseModel):
 # --- deciding -----------------------------------------------------------------------------------
 
 
-def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
+def retrieve(retriever: Retriever, question: str, k: int, read_parts: bool = True) -> Retrieval:
     """Search for a question and decide, from data (:mod:`.decide`), what it wants and whether the corpus answers
     it: ``ask``, ``chat`` and ``search`` agree on what is answerable.
+
+    A question joining things the corpus holds only apart (the parts model, :mod:`.parts`: papers on each, none on
+    both) is not answerable, and ``parts`` says which papers are on which part; ``read_parts`` False (a follow-up,
+    retrieved with the words of the turns before it) leaves it unread.
 
     A paper the question names (:func:`.names.named_papers`) is answerable whatever the cosines, and leads the
     hits when the question says little else or the search already ranks it near the top. An area question's papers
     are ranked mostly by their cosine (framing words such as "which papers propose methods for" must not steer the
     lexical side: :data:`decide.models` holds the measured weight)."""
-    from assistant.search import decide
+    from assistant.search import decide, parts
 
     mended = retriever.mend(question)
     qvec = retriever.embed_query(mended)
@@ -132,6 +141,9 @@ def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
     s = decide.signals(retriever, mended, found, named=named[0] if named else None)
     probability = decide.answerable_probability(s)
     answerable = bool(found.hits) and (bool(named) or probability >= decide.models()["answerable"].threshold)
+    reading = parts.read(retriever, mended, probability) if read_parts and found.hits and not named else None
+    apart = parts.held_apart(reading)
+    answerable = answerable and not apart
     # never looser than a bar the user set (ASSISTANT_MIN_RELEVANCE) on the top cosines
     if retriever.settings.search.min_relevance is not None and found.confidence < retriever.settings.search.min_relevance:
         answerable = bool(named)
@@ -150,7 +162,7 @@ def retrieve(retriever: Retriever, question: str, k: int) -> Retrieval:
                                                              area=s.question["area"], papers_only=True))
     out = dc_replace(ordered, hits=hits[:k], intent="area" if area and not named else "paper",
                      relevance={h.paper_id: float(p) for h, p in zip(hits, relevance)}, named=named,
-                     probability=probability, order=order)
+                     probability=probability, order=order, parts=reading.parts if apart else ())
     out.typed = question if mended != question else None
     return out
 
@@ -214,9 +226,15 @@ def _area_order(retriever: Retriever, question: str, hits: list[Hit]) -> list[Hi
 
 
 def no_answer(question: str, mode: str, retrieval: Retrieval) -> Answer:
-    """The refusal: nothing cited; the nearest papers are ``related`` (never citations)."""
-    return Answer(question=question, text=NO_ANSWER_PHRASE, mode=mode, answerable=False, citations=[],
-                  sources=[], related=retrieval.hits[:3], retrieval_query=retrieval.query)
+    """The refusal: nothing cited; the nearest papers are ``related`` (never citations). A question the corpus
+    holds only in parts says so, and ``parts`` lists each part's papers (never citations either)."""
+    text = NO_ANSWER_PHRASE
+    if retrieval.parts:
+        named = " and ".join(f"“{p.text}”" for p in retrieval.parts)
+        text = f"{PARTS_PHRASE} It has papers on {named}, but none on both."
+    return Answer(question=question, text=text, mode=mode, answerable=False, citations=[],
+                  sources=[], related=retrieval.hits[:3], retrieval_query=retrieval.query,
+                  parts=list(retrieval.parts))
 
 
 def area_hits(retrieval: Retrieval) -> list[Hit]:
@@ -264,7 +282,8 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
         hits = [dc_replace(by_id[pid], rank=n) for n, pid in enumerate((p for p in pinned if p in by_id), 1)]
         full = dc_replace(full, hits=hits, answerable=bool(hits), named=[h.paper_id for h in hits])
     else:
-        full = retrieve(retriever, retrieval_query or question, max(k, 10))
+        full = retrieve(retriever, retrieval_query or question, max(k, 10),
+                        read_parts=retrieval_query in (None, typed, question))
         if retrieval_query not in (None, typed, question):  # a follow-up: the question asked is still this one
             full.answerable = full.answerable and bool(full.hits)
     retrieval = dc_replace(full, hits=full.hits[:k])

@@ -65,6 +65,8 @@ class Retrieval:
     #: what ordered the hits (the score shown is always the fused one): "fused" (the fused score), "reranked" (the
     #: re-ranking model's likelihood), "named" (the papers the query names first), "area" (an area's ranking)
     order: str = "fused"
+    #: a question the corpus holds only in parts (answer.retrieve, :mod:`.parts`): each part and its papers
+    parts: tuple = ()
 
 
 def fuse(dense: dict[str, float], bm25: dict[str, float], dense_weight: float,
