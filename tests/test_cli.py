@@ -41,6 +41,17 @@ def test_ask_says_above_an_unsure_answer_that_the_corpus_may_lack_the_topic(bund
     assert sure.exit_code == 0 and UNSURE_NOTE not in " ".join(sure.stdout.split())
 
 
+def test_ask_names_each_part_of_a_question_the_corpus_holds_only_apart_and_its_papers(bundled_index_dir):
+    """Federated papers and LoRA papers, none on both: refused, saying so, each part with its papers."""
+    res = run("ask", "federated LoRA fine-tuning?", "--index-dir", str(bundled_index_dir))
+    text = " ".join(res.stdout.split())
+    assert res.exit_code == 0 and "but none on both" in text and "Sources" not in text
+    assert "On “federated”:" in text and "000_c647aebf503422f2#18" in text  # Stable-LoRA, under the LoRA part
+    data = json.loads(run("ask", "federated LoRA fine-tuning?", "--json", "--index-dir", str(bundled_index_dir)).stdout)
+    assert not data["answerable"] and data["citations"] == [] and len(data["parts"]) == 2
+    assert any(p["paper_id"] == "001_920fbba894271a85#10" for p in data["parts"][0]["papers"])
+
+
 def test_ask_text_shows_label_answer_and_sources(bundled_index_dir):
     res = run("ask", "How many text-figure pairs does FigureBench contain?", "--index-dir", str(bundled_index_dir))
     assert res.exit_code == 0

@@ -166,11 +166,11 @@ def render_sources(answer, console: Console | None = None) -> None:
         return
     if not answer.citations:
         if not answer.answerable and answer.parts:  # each part's papers: none covers all of them
-            console.print("[dim]Papers on each part (none is on all of them; not cited):[/]")
+            console.print("[dim]Papers on each part (none is on both; not cited):[/]")
             for part in answer.parts:
-                console.print(f"  [bold]{shown(part.text, one_line=True)}[/]")
+                console.print(f"[bold]On “{shown(part.text, one_line=True)}”:[/]")
                 for pid, title in zip(part.papers, part.titles):
-                    print_paper("-", pid, title, None, console)
+                    print_paper("  -", pid, title, None, console)
             return
         if not answer.answerable and answer.related:  # the nearest papers, never an answer
             console.print("[dim]Nearest papers (not on exactly this; not cited):[/]")
