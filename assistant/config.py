@@ -214,6 +214,13 @@ class TuningSettings(_Group):
     continues_share: float = _tuned(0.65, "A chat question with no \"it\" is about the previous top paper when that "
                                           "paper holds this share of its topical terms. Hand-set; reading the mirror "
                                           "case with it was measured and not adopted (docs/log/research-log.md).")
+    parts_max_words: int = _tuned(14, "A question with more topical words than this is not read for parts held "
+                                      "apart (a long question's many cuts give some cut the look of parts; the "
+                                      "parts training questions have fewer). Hand-set; the parts model "
+                                      "(training/fit_parts.py) was fitted with it.", ge=2)
+    parts_spread: float = _tuned(0.05, "A refusal's papers on one part: those within this cosine of the part's "
+                                       "best paper (at most parts_papers). Hand-set; display only.", ge=0.0)
+    parts_papers: int = _tuned(3, "The most papers a refusal lists on one part. Hand-set; display only.", ge=1)
     which_ratio: float = _tuned(0.6, "`which`: a paper's fused score must be at least this share of the best paper's; "
                                      "with which_min_cosine, measured on 16 hand-labelled criteria over the bundled "
                                      "corpus (benchmarks/which.py).")

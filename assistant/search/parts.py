@@ -30,12 +30,6 @@ MODEL_FILE = Path(__file__).resolve().parents[1] / "data" / "parts.json"
 #: ``apart`` x ``peak``, its ``apart``, ``held`` (the lower of the two halves' best cosines), ``peak`` (the lower of
 #: the halves' best cosine above their median paper) and the answerable model's log odds.
 FEATURES = ("apart_peak", "apart", "held", "peak", "answerable_logit")
-#: A question with more topical words than this is not read for parts (a long area question lists many things;
-#: the cuts grow with its words and so does the chance that some cut looks apart).
-MAX_WORDS = 14
-#: A part's papers: those within this cosine of the part's best paper, at most PART_PAPERS of them.
-PART_SPREAD = 0.05
-PART_PAPERS = 3
 WORD = re.compile(r"\w[\w\-+/.']*")
 
 
@@ -72,15 +66,16 @@ def model():
     return Logistic.from_dict(json.loads(MODEL_FILE.read_text(encoding="utf-8"))["parts"])
 
 
-def cuts(question: str) -> list[tuple[str, str]]:
+def cuts(question: str, max_words: int = 14) -> list[tuple[str, str]]:
     """The question cut in two at each place between two topical words (its framing words, "papers", "anyone",
-    "what", left out at both ends): [("federated fine-tuning", "low-rank adapters"), ...]."""
+    "what", left out at both ends): [("federated fine-tuning", "low-rank adapters"), ...]; none for a question of
+    more than ``max_words`` topical words (tuning.parts_max_words)."""
     from assistant.search.decide import framing_terms, terms
 
     framing = framing_terms()
     words = list(WORD.finditer(question))
     topical = [i for i, m in enumerate(words) if terms(m.group()) - framing]
-    if len(topical) < 2 or len(topical) > MAX_WORDS:
+    if len(topical) < 2 or len(topical) > max_words:
         return []
     start, end = words[topical[0]].start(), words[topical[-1]].end()
     return [(question[start:words[i].end()], question[words[j].start():end])
@@ -103,7 +98,8 @@ def features(retriever: Retriever, question: str, answerable: float) -> tuple[di
     from assistant.embed import query_encoder
 
     logit = math.log(max(answerable, 1e-6) / max(1.0 - answerable, 1e-6))
-    pairs = cuts(question)
+    tuning = retriever.settings.tuning
+    pairs = cuts(question, tuning.parts_max_words)
     if not pairs:
         return dict(zip(FEATURES, (0.0, 0.0, 0.0, 0.0, logit))), []
     texts = list(dict.fromkeys(t for pair in pairs for t in pair))
@@ -121,16 +117,17 @@ def features(retriever: Retriever, question: str, answerable: float) -> tuple[di
     papers = retriever.papers()
     parts = []
     for text in (a, b):
-        ids = _papers(vectors.paper_ids, column[text])
+        ids = _papers(vectors.paper_ids, column[text], tuning.parts_spread, tuning.parts_papers)
         parts.append(Part(text=text, papers=ids, titles=tuple(papers[pid].display_title for pid in ids)))
     return dict(zip(FEATURES, (*read, logit))), parts
 
 
-def _papers(paper_ids: list[str], scores: np.ndarray) -> tuple[str, ...]:
+def _papers(paper_ids: list[str], scores: np.ndarray, spread: float, most: int) -> tuple[str, ...]:
+    """A part's papers: those within ``spread`` of its best one, at most ``most``, best first."""
     import numpy as np
 
-    order = np.argsort(-scores)[:PART_PAPERS]
-    return tuple(paper_ids[i] for i in order if scores[i] >= scores[order[0]] - PART_SPREAD)
+    order = np.argsort(-scores)[:most]
+    return tuple(paper_ids[i] for i in order if scores[i] >= scores[order[0]] - spread)
 
 
 def read(retriever: Retriever, question: str, answerable: float) -> Reading | None:
