@@ -303,7 +303,7 @@ def main() -> int:
     args.index_dir = args.index_dir.resolve()  # the commands run in other working directories (--startup's trees)
     # built in a child: a process started from this one counts this one's peak RSS as its own (fork and exec
     # carry the parent's high-water mark into ru_maxrss), so this one builds nothing of the assistant itself
-    build = "import sys, pathlib, _bundled; _bundled.bundled_index(pathlib.Path(sys.argv[1]))"
+    build = "import sys, pathlib, _training, _bundled; _bundled.bundled_index(pathlib.Path(sys.argv[1]))"
     subprocess.run([sys.executable, "-c", build, str(args.index_dir)], cwd=HERE, check=True,
                    env=dict(os.environ, PYTHONPATH=str(ROOT)))
     if args.startup:
@@ -342,7 +342,7 @@ def main() -> int:
         save()
     if args.mid:
         mid_index = HERE / ".work" / f"iclr_{args.mid}"
-        build = ("import sys, json, pathlib, _bundled\n"
+        build = ("import sys, json, pathlib, _training, _bundled\n"
                  "from assistant.text.corpus import load_papers\nfrom assistant.store.ingest import ingest\n"
                  "s = _bundled.bundled_index(pathlib.Path(sys.argv[1]))\n"
                  "if json.loads((pathlib.Path(sys.argv[1]) / 'manifest.json').read_text()).get('papers', 0) < int(sys.argv[2]):\n"
