@@ -52,6 +52,12 @@ def test_tools_answers_refusals_names_and_resources(bundled_index_dir):
         absent = await client.call_tool("ask", {"question": "Is there work on speculative decoding?"})
         assert not absent.is_error and absent.structured_content["answerable"] is False
         assert absent.structured_content["citations"] == [] and absent.structured_content["related"]
+        assert absent.structured_content["parts"] == []
+        apart = await client.call_tool("ask", {"question": "federated LoRA fine-tuning?"})
+        held = apart.structured_content
+        assert held["answerable"] is False and held["citations"] == [] and len(held["parts"]) == 2
+        assert all(part["papers"] and part["papers"][0]["uri"].startswith("paper://") for part in held["parts"])
+        assert "none on both" in apart.content[0].text and "On “federated”:" in apart.content[0].text
 
         shown = await client.call_tool("show", {"paper": "Qronos"})
         assert not shown.is_error and "Qronos" in shown.structured_content["abstract"]

@@ -54,6 +54,11 @@ class Related(_Record):
     uri: str
 
 
+class PartPapers(_Record):
+    part: str = Field(description="the words of the question naming this part")
+    papers: list[Related] = Field(description="the papers on this part (not cited)")
+
+
 class AskResult(_Record):
     question: str
     answer: str = Field(description="the answer, each claim followed by [n] citing sources[n-1]")
@@ -63,6 +68,8 @@ class AskResult(_Record):
     citations: list[Source] = Field(description="the sources the answer cites")
     sources: list[Source] = Field(description="every source the answer was given")
     related: list[Related] = Field(description="on a refusal, the nearest papers (not on this; not cited)")
+    parts: list[PartPapers] = Field(default=[], description="on a refusal of two things the corpus holds only "
+                                                            "apart, each part and its papers (none is on both)")
     complete: bool = True
 
 
@@ -294,6 +301,9 @@ def ask_record(answer) -> AskResult:
                      sources=sources if answer.answerable else [],
                      related=[Related(paper_id=h.paper_id, title=h.title, uri=paper_uri(h.paper_id))
                               for h in (answer.related or [])] if not answer.answerable else [],
+                     parts=[PartPapers(part=p.text, papers=[Related(paper_id=pid, title=t, uri=paper_uri(pid))
+                                                            for pid, t in zip(p.papers, p.titles)])
+                            for p in answer.parts],
                      complete=answer.complete)
 
 
@@ -311,7 +321,11 @@ def render_answer(r: AskResult) -> str:
     lines = [r.answer]
     if r.citations:
         lines += ["", "Sources"] + [f"[{c.n}] {c.paper_id}: {c.title}\n    \"{c.snippet}\"" for c in r.citations]
-    if r.related:
+    if r.parts:
+        lines += ["", "Papers on each part (none is on both; not cited):"]
+        for part in r.parts:
+            lines += [f"On \u201c{part.part}\u201d:"] + [f"- {p.paper_id}: {p.title}" for p in part.papers]
+    elif r.related:
         lines += ["", "Nearest papers (not on exactly this; not cited):"] + \
                  [f"- {p.paper_id}: {p.title}" for p in r.related]
     return "\n".join(lines)
