@@ -49,6 +49,7 @@ def run(path: Path, settings) -> dict:
         else:
             gold = set(item["gold"])
             got.setdefault("false_refusal", []).append(refused)
+            got.setdefault("marked_unsure", []).append(bool(getattr(answer, "unsure", False)))
             got.setdefault("r5", []).append(bool(gold & {h.paper_id for h in answer.sources[:5]}))
             got.setdefault("first_cited_gold", []).append(bool(row["cited"]) and row["cited"][0] in gold)
             text = answer.text.lower()
