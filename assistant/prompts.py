@@ -20,16 +20,6 @@ PARTS_PHRASE = "No paper in the corpus covers all of this question."
 #: The line above an answer the answerable model is unsure of (answered, as refusing every such question would
 #: refuse too many answerable ones, but more likely than not on a topic the corpus lacks: decide.unsure_below).
 UNSURE_NOTE = "The corpus may have no paper on exactly this; these are the closest it has."
-#: The same line when the parts model (search/parts.py) reads the question as more likely than not joining things
-#: the corpus holds only apart: it names the parts.
-PARTS_NOTE = "The corpus may have no paper on both {parts}; these are the closest it has."
-
-
-def unsure_note(parts=()) -> str:
-    """The line above an unsure answer: naming the parts the corpus may hold only apart, when it was read so."""
-    if not parts:
-        return UNSURE_NOTE
-    return PARTS_NOTE.format(parts=" and ".join(f"“{p.text}”" for p in parts))
 #: What the model is told of such a question, between the question and the instruction (empty otherwise): it reads
 #: the sources, which the answerable model cannot, so it is asked to refuse when none is on exactly that.
 UNSURE_CAUTION = ("\nThe search that found these sources is unsure that any of them is on exactly this question. "

@@ -68,9 +68,8 @@ class AskResult(_Record):
     citations: list[Source] = Field(description="the sources the answer cites")
     sources: list[Source] = Field(description="every source the answer was given")
     related: list[Related] = Field(description="on a refusal, the nearest papers (not on this; not cited)")
-    parts: list[PartPapers] = Field(default=[], description="a question read as joining things the corpus holds "
-                                                            "only apart (refused, or answered and unsure): each "
-                                                            "part and its papers")
+    parts: list[PartPapers] = Field(default=[], description="on a refusal of two things the corpus holds only "
+                                                            "apart, each part and its papers (none is on both)")
     complete: bool = True
 
 
@@ -322,7 +321,7 @@ def render_answer(r: AskResult) -> str:
     lines = [r.answer]
     if r.citations:
         lines += ["", "Sources"] + [f"[{c.n}] {c.paper_id}: {c.title}\n    \"{c.snippet}\"" for c in r.citations]
-    if r.parts and not r.answerable:
+    if r.parts:
         lines += ["", "Papers on each part (none is on both; not cited):"]
         for part in r.parts:
             lines += [f"On \u201c{part.part}\u201d:"] + [f"- {p.paper_id}: {p.title}" for p in part.papers]

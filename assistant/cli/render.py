@@ -143,13 +143,12 @@ def print_read_as(mended: str | None, console: Console | None = None) -> None:
         (console or out).print(f"[dim]Read as: {escape(mended)}[/]")
 
 
-def print_unsure(unsure: bool, console: Console | None = None, parts=()) -> None:
-    """The line above what the answerable model reads as more likely a topic the corpus lacks (naming the parts
-    the corpus may hold only apart, when the parts model read it so)."""
+def print_unsure(unsure: bool, console: Console | None = None) -> None:
+    """The line above what the answerable model reads as more likely a topic the corpus lacks."""
     if unsure:
-        from assistant.service.api import unsure_note
+        from assistant.service.api import UNSURE_NOTE
 
-        (console or out).print(f"[yellow]{shown(unsure_note(parts))}[/]")
+        (console or out).print(f"[yellow]{UNSURE_NOTE}[/]")
 
 
 def render_sources(answer, console: Console | None = None) -> None:
@@ -203,7 +202,7 @@ def render_answer(answer, streamed: bool = False, console: Console | None = None
 
     console = console or out
     print_read_as(answer.read_as, console)
-    print_unsure(answer.unsure, console, answer.parts)
+    print_unsure(answer.unsure, console)
     if answer.mode == "extractive" and answer.answerable:
         console.print(f"[dim italic]{EXTRACTIVE_LABEL}[/]")
     if not streamed:

@@ -80,8 +80,7 @@ class Answer(BaseModel):
     #: Answered, but the answerable model reads the question as more likely on a topic the corpus lacks
     #: (:func:`.decide.unsure_below`): the answer says so above it.
     unsure: bool = False
-    #: A question the corpus holds only in parts (:mod:`.parts`): each part and its papers (the refusal says so;
-    #: an answer read as more likely than not so is ``unsure`` and its note names them).
+    #: A question the corpus holds only in parts (:mod:`.parts`): each part and its papers (the refusal says so).
     parts: list[Part] = []
 
     def as_dict(self) -> dict:
@@ -145,7 +144,6 @@ def retrieve(retriever: Retriever, question: str, k: int, read_parts: bool = Tru
     reading = parts.read(retriever, mended, probability) if read_parts and found.hits and not named else None
     apart = parts.held_apart(reading)
     answerable = answerable and not apart
-    likely = parts.likely(reading)  # refused at the threshold; marked unsure from even odds
     # never looser than a bar the user set (ASSISTANT_MIN_RELEVANCE) on the top cosines
     if retriever.settings.search.min_relevance is not None and found.confidence < retriever.settings.search.min_relevance:
         answerable = bool(named)
@@ -164,7 +162,7 @@ def retrieve(retriever: Retriever, question: str, k: int, read_parts: bool = Tru
                                                              area=s.question["area"], papers_only=True))
     out = dc_replace(ordered, hits=hits[:k], intent="area" if area and not named else "paper",
                      relevance={h.paper_id: float(p) for h, p in zip(hits, relevance)}, named=named,
-                     probability=probability, order=order, parts=reading.parts if likely else ())
+                     probability=probability, order=order, parts=reading.parts if apart else ())
     out.typed = question if mended != question else None
     return out
 
@@ -178,10 +176,8 @@ def corpus_verdict(retriever: Retriever, query: str) -> tuple[bool, bool]:
 
 
 def is_unsure(found: Retrieval) -> bool:
-    """Answered below the answerable model's even odds (:func:`.decide.unsure_below`), or read by the parts model
-    as more likely than not held only apart (``found.parts``); never a named paper."""
-    return not found.named and (found.probability is not None and found.probability < unsure_below()
-                                or bool(found.parts))
+    """Answered below the answerable model's even odds (:func:`.decide.unsure_below`); never a named paper."""
+    return not found.named and found.probability is not None and found.probability < unsure_below()
 
 
 def _outside(retriever: Retriever) -> set[str]:
@@ -318,7 +314,6 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
                                             {s.paper_id for s in sources}][:3]})
     return answer.model_copy(update={"retrieved": full.hits, "order": full.order, "intent": full.intent,
                                      "unsure": answer.answerable and unsure,
-                                     "parts": list(full.parts) if not answer.answerable or unsure else [],
                                      "read_as": question if question != typed else None})
 
 

@@ -15,7 +15,7 @@ from assistant.qa.answer import Answer
 from assistant.config import Settings
 from assistant.text.corpus import Paper
 from assistant.errors import InputError
-from assistant.prompts import unsure_note
+from assistant.prompts import UNSURE_NOTE
 from assistant.text.safetext import for_terminal, json_for_terminal
 from assistant.text.english import VENUE_SIGN
 
@@ -45,7 +45,7 @@ def to_markdown(answers: list[Answer]) -> str:
     for a in answers:
         parts += [f"## {line(a.question)}", ""]
         if a.unsure:
-            parts += [f"*{markdown_inert(unsure_note(a.parts))}*", ""]
+            parts += [f"*{UNSURE_NOTE}*", ""]
         if a.mode == "extractive" and a.answerable:
             parts += ["*Extractive answer (no LLM configured): verbatim sentences from the abstracts.*", ""]
         parts += [markdown_inert(a.text), ""]

@@ -145,12 +145,6 @@ def read(retriever: Retriever, question: str, answerable: float) -> Reading | No
     return Reading(probability=probability, parts=tuple(parts), features=tuple(x.items()))
 
 
-def likely(reading: Reading | None) -> bool:
-    """Whether the reading puts the question at even odds or more of being held only apart (an answer below the
-    refusal threshold then says so above it, as the unsure note does at the answerable model's even odds)."""
-    return reading is not None and reading.probability >= 0.5
-
-
 def held_apart(reading: Reading | None) -> bool:
     """Whether the reading says the corpus holds the question only in parts."""
     fitted = model()

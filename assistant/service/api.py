@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant.config import Settings
-from assistant.prompts import EXTRACTIVE_LABEL, UNSURE_NOTE, unsure_note
+from assistant.prompts import EXTRACTIVE_LABEL, UNSURE_NOTE
 from assistant.text.corpus import Paper, ParseReport, load_papers
 from assistant.text.latex import readable
 from assistant.text.safetext import clip, for_terminal, json_for_terminal
@@ -19,7 +19,7 @@ __all__ = [
     "remove_papers", "doctor", "which", "summarize", "corpus_map", "check_save_target", "save_answers",
     "storage_error", "scrubbed",
     # for showing corpus and model text: LaTeX made readable, made inert for a terminal, cut at a word
-    "EXTRACTIVE_LABEL", "UNSURE_NOTE", "unsure_note", "readable", "for_terminal", "json_for_terminal", "clip",
+    "EXTRACTIVE_LABEL", "UNSURE_NOTE", "readable", "for_terminal", "json_for_terminal", "clip",
 ]
 
 if TYPE_CHECKING:  # imported where used: `papers` and `show` need none of them (~0.3 s CPU)
