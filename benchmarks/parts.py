@@ -1,7 +1,10 @@
 """Absent topics, topics the corpus holds only in parts, and answerable controls: what `ask` does with each.
 Offline (extractive), ASSISTANT_RERANK=off, the bundled 95 papers.
 
-    python benchmarks/parts.py [--set benchmarks/data/heldout/parts_blind.jsonl] [--label NAME]
+    python benchmarks/parts.py [--set benchmarks/data/heldout/parts_blind.jsonl] [--label NAME] [--corpus NAME]
+
+``--corpus arxiv300f`` (any held-out arXiv slice of benchmarks/heldout.py): the set is over that slice's index
+(built in benchmarks/.work at first use), not the bundled papers.
 
 Per type: ``none`` (a near-topic no paper covers) and ``parts`` (two things the corpus holds only apart): refused
 (answerable false), and refused or marked unsure; for ``parts`` also whether the answer names the parts it holds
@@ -65,8 +68,14 @@ def main() -> int:
     ap.add_argument("--set", type=Path, default=DEFAULT)
     ap.add_argument("--index-dir", type=Path)
     ap.add_argument("--label", default="latest")
+    ap.add_argument("--corpus", help="a held-out arXiv slice the set is over (default: the bundled papers)")
     args = ap.parse_args()
-    settings = bundled_index(args.index_dir, rerank="off", llm_mode="off")
+    if args.corpus:
+        from heldout import corpus_settings
+
+        settings = corpus_settings(HERE / ".work", args.corpus, rerank="off", llm_mode="off")
+    else:
+        settings = bundled_index(args.index_dir, rerank="off", llm_mode="off")
     result = run(args.set, settings)
     out = HERE / "results" / "parts.json"
     runs = json.loads(out.read_text()) if out.exists() else {}
