@@ -66,8 +66,7 @@ def _dense(x: np.ndarray, w: dict, name: str) -> np.ndarray:
 
 def _attention(h: np.ndarray, w: dict, prefix: str, spans: list[slice]) -> np.ndarray:
     """Self-attention within each text: ``h`` holds the tokens of several texts one after another, ``spans``
-    where each text's are (the dense layers run once over all of them: a forward pass reads every weight, so
-    texts encoded together cost little more than one)."""
+    where each text's are (the dense layers run once over all of them)."""
     import numpy as np
 
     n, d = h.shape
@@ -90,8 +89,8 @@ def encode(text: str, path: Path | None = None) -> np.ndarray:
 
 
 def encode_many(texts: list[str], path: Path | None = None) -> np.ndarray:
-    """The unit vectors of several texts (one row each) in one forward pass: one text costs ~30 ms of reading
-    the weights, and ten together little more."""
+    """The unit vectors of several texts (one row each) in one forward pass, each as :func:`encode` gives it to
+    float rounding (one text: bit for bit). Fifteen short texts together: 0.27 s CPU, one at a time 0.39 s."""
     import numpy as np
 
     from assistant.embed.embedder import load_tokenizer
