@@ -50,6 +50,11 @@ def test_ask_names_each_part_of_a_question_the_corpus_holds_only_apart_and_its_p
     data = json.loads(run("ask", "federated LoRA fine-tuning?", "--json", "--index-dir", str(bundled_index_dir)).stdout)
     assert not data["answerable"] and data["citations"] == [] and len(data["parts"]) == 2
     assert any(p["paper_id"] == "001_920fbba894271a85#10" for p in data["parts"][0]["papers"])
+    # `which` of the same lists no paper meeting it, and says which papers are on each part
+    which = json.loads(run("which", "federated LoRA fine-tuning", "--json", "--index-dir", str(bundled_index_dir)).stdout)
+    assert which["count"] == 0 and [p["part"] for p in which["parts"]] == [p["part"] for p in data["parts"]]
+    shown = " ".join(run("which", "federated LoRA fine-tuning", "--index-dir", str(bundled_index_dir)).stdout.split())
+    assert "0 papers match" in shown and "On “LoRA fine-tuning”:" in shown
 
 
 def test_ask_text_shows_label_answer_and_sources(bundled_index_dir):

@@ -14,8 +14,8 @@ from typing import Annotated, Optional
 import typer
 
 from assistant.cli.render import (BuildProgress, err, escape, eval_progress, first_run_progress, linked, markdown, out,
-                                  order_note, print_json, print_paper, print_read_as, print_unsure, render_answer,
-                                  render_summary,
+                                  order_note, print_json, print_paper, print_parts, print_read_as, print_unsure,
+                                  render_answer, render_summary,
                                   render_verbose, rerank_progress, save as save_answers, shown, streamer)
 from assistant.errors import AssistantError
 
@@ -316,6 +316,8 @@ def which(
                                                                       else ""))
     for i, f in enumerate(result.papers, 1):
         print_paper(f"{i:>2}.", f.paper_id, f.title, f.evidence)
+    if result.parts:  # no paper meets all of it; each part's papers
+        print_parts(result.parts)
 
 
 @app.command()

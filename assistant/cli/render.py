@@ -166,11 +166,7 @@ def render_sources(answer, console: Console | None = None) -> None:
         return
     if not answer.citations:
         if not answer.answerable and answer.parts:  # each part's papers: none covers all of them
-            console.print("[dim]Papers on each part (none is on both; not cited):[/]")
-            for part in answer.parts:
-                console.print(f"[bold]On “{shown(part.text, one_line=True)}”:[/]")
-                for pid, title in zip(part.papers, part.titles):
-                    print_paper("  -", pid, title, None, console)
+            print_parts(answer.parts, console)
             return
         if not answer.answerable and answer.related:  # the nearest papers, never an answer
             console.print("[dim]Nearest papers (not on exactly this; not cited):[/]")
@@ -186,6 +182,16 @@ def render_sources(answer, console: Console | None = None) -> None:
     uncited = [f"[{n}] {h.paper_id}" for n, h in enumerate(answer.sources, 1) if n not in cited and n < max(cited)]
     if uncited:
         console.print(f"[dim]Also retrieved, not cited: {escape(', '.join(uncited))}[/]")
+
+
+def print_parts(parts, console: Console | None = None) -> None:
+    """Each part of a question the corpus holds only apart, with its papers (never citations)."""
+    console = console or out
+    console.print("[dim]Papers on each part (none is on both; not cited):[/]")
+    for part in parts:
+        console.print(f"[bold]On “{shown(part.text, one_line=True)}”:[/]")
+        for pid, title in zip(part.papers, part.titles):
+            print_paper("  -", pid, title, None, console)
 
 
 def print_paper(label: str, paper_id: str, title: str, quote: str | None = None, console: Console | None = None):

@@ -167,12 +167,13 @@ def retrieve(retriever: Retriever, question: str, k: int, read_parts: bool = Tru
     return out
 
 
-def corpus_verdict(retriever: Retriever, query: str) -> tuple[bool, bool]:
-    """(lacks, unsure): whether the corpus has no paper on what the query asks (the answerable model's refusal:
-    ``which``, ``summarize`` and ``map`` list nothing for such a query), and, where it does not refuse, whether it
-    reads the query below even odds (as an answer marked ``unsure``)."""
+def corpus_verdict(retriever: Retriever, query: str) -> tuple[bool, bool, tuple]:
+    """(lacks, unsure, parts): whether the corpus has no paper on what the query asks (the answerable model's
+    refusal, or the parts model's: ``which``, ``summarize`` and ``map`` list nothing for such a query), where it does
+    not refuse, whether it reads the query below even odds (as an answer marked ``unsure``), and the parts of a
+    query the corpus holds only apart, each with its papers (:mod:`.parts`)."""
     found = retrieve(retriever, query, 5)
-    return not found.answerable, found.answerable and is_unsure(found)
+    return not found.answerable, found.answerable and is_unsure(found), found.parts
 
 
 def is_unsure(found: Retrieval) -> bool:

@@ -58,11 +58,14 @@ class WhichResult:
     unsure: bool = False
     #: the name the criterion is about ("evaluated on ImageNet"), when the papers listed are those that write it
     name: str | None = None
+    #: a criterion joining things the corpus holds only apart (no paper listed): each part and its papers
+    parts: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"criterion": self.criterion, "count": len(self.papers), "mode": self.mode,
                 "papers": [p.as_dict() for p in self.papers]} | ({"read_as": self.read_as} if self.read_as else {}) \
-            | ({"unsure": True} if self.unsure else {}) | ({"name": self.name} if self.name else {})
+            | ({"unsure": True} if self.unsure else {}) | ({"name": self.name} if self.name else {}) \
+            | ({"parts": [p.as_dict() for p in self.parts]} if self.parts else {})
 
 
 @dataclass
@@ -171,6 +174,7 @@ class WhichReading:
     kind: dict[str, str] = field(default_factory=dict)
     lacks: bool = False
     unsure: bool = False
+    parts: tuple = ()
 
 
 def read_criterion(retriever: Retriever, criterion: str, settings: Settings,
@@ -199,8 +203,8 @@ def read_criterion(retriever: Retriever, criterion: str, settings: Settings,
     # from the criterion without its framing, so "introduce a new benchmark" lists the same papers
     kind = contribution_matches(query, retriever.papers())
     # a criterion the corpus lacks (the answerable model, as `ask` decides) lists nothing
-    lacks, unsure = corpus_verdict(retriever, query) if not kind else (False, False)
-    return replace(reading, kind=kind, lacks=lacks, unsure=unsure)
+    lacks, unsure, parts = corpus_verdict(retriever, query) if not kind else (False, False, ())
+    return replace(reading, kind=kind, lacks=lacks, unsure=unsure, parts=parts)
 
 
 def meets_hand_rule(reading: WhichReading, tuning: TuningSettings) -> np.ndarray:
@@ -226,7 +230,7 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
         return WhichResult(criterion, [Finding(ids[i], papers[ids[i]].display_title, writing[ids[i]], float(fused[i]))
                                        for i in order if ids[i] in writing], mode, name=reading.name)
     if reading.lacks:
-        return WhichResult(criterion, [], mode)
+        return WhichResult(criterion, [], mode, parts=list(reading.parts))
     kind, tuning = reading.kind, settings.tuning
     if mode == "llm":
         ratio = fused / max(float(fused.max()), 1e-9)
