@@ -58,6 +58,8 @@ def test_tools_answers_refusals_names_and_resources(bundled_index_dir):
         assert held["answerable"] is False and held["citations"] == [] and len(held["parts"]) == 2
         assert all(part["papers"] and part["papers"][0]["uri"].startswith("paper://") for part in held["parts"])
         assert "none on both" in apart.content[0].text and "On “federated”:" in apart.content[0].text
+        apart_which = await client.call_tool("which", {"criterion": "federated LoRA fine-tuning"})
+        assert apart_which.structured_content["count"] == 0 and len(apart_which.structured_content["parts"]) == 2
 
         shown = await client.call_tool("show", {"paper": "Qronos"})
         assert not shown.is_error and "Qronos" in shown.structured_content["abstract"]

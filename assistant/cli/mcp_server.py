@@ -99,6 +99,8 @@ class WhichResult(_Record):
     papers: list[Evidence]
     name: str | None = Field(default=None, description="the name the criterion is about, when the papers listed are "
                                                        "those that write it (\"evaluated on ImageNet\")")
+    parts: list[PartPapers] = Field(default=[], description="a criterion joining things the corpus holds only "
+                                                            "apart (no paper listed): each part and its papers")
 
 
 class Theme(_Record):
@@ -257,7 +259,8 @@ def build(make_settings, early: Early = Early()):
               ) -> WhichResult:
         found = run(lambda: library.which(criterion))
         record = WhichResult(criterion=criterion, count=len(found.papers), mode=found.mode, unsure=found.unsure,
-                             papers=[_evidence(f) for f in found.papers], name=found.name)
+                             papers=[_evidence(f) for f in found.papers], name=found.name,
+                             parts=[_part(p) for p in found.parts])
         return result(record, render_which(record))
 
     @server.tool(description="An area of the corpus: its papers grouped into themes, with a cited overview.")
@@ -293,6 +296,11 @@ def _evidence(f) -> Evidence:
     return Evidence(paper_id=f.paper_id, title=f.title, evidence=f.evidence, uri=paper_uri(f.paper_id))
 
 
+def _part(part) -> PartPapers:
+    return PartPapers(part=part.text, papers=[Related(paper_id=pid, title=title, uri=paper_uri(pid))
+                                              for pid, title in zip(part.papers, part.titles)])
+
+
 def ask_record(answer) -> AskResult:
     sources = [Source(n=n, paper_id=h.paper_id, title=h.title, snippet=h.snippet, uri=paper_uri(h.paper_id))
                for n, h in enumerate(answer.sources, 1)]
@@ -301,9 +309,7 @@ def ask_record(answer) -> AskResult:
                      sources=sources if answer.answerable else [],
                      related=[Related(paper_id=h.paper_id, title=h.title, uri=paper_uri(h.paper_id))
                               for h in (answer.related or [])] if not answer.answerable else [],
-                     parts=[PartPapers(part=p.text, papers=[Related(paper_id=pid, title=t, uri=paper_uri(pid))
-                                                            for pid, t in zip(p.papers, p.titles)])
-                            for p in answer.parts],
+                     parts=[_part(p) for p in answer.parts],
                      complete=answer.complete)
 
 
@@ -339,7 +345,9 @@ def render_paper(r: PaperResult) -> str:
 def render_which(r: WhichResult) -> str:
     if not r.papers:
         return f"No paper of the corpus writes {r.name} ({r.criterion})" if r.name else \
-            f"No paper of the corpus meets: {r.criterion}"
+            f"No paper of the corpus meets: {r.criterion}" + "".join(
+                f"\nOn \u201c{part.part}\u201d (none is on both):" + "".join(f"\n- {p.paper_id}: {p.title}"
+                                                                          for p in part.papers) for part in r.parts)
     return f"{r.count} papers meet: {r.criterion}\n" + "\n".join(
         f"- {p.paper_id}: {p.title}\n  \"{p.evidence}\"" for p in r.papers)
 
