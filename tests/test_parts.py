@@ -23,12 +23,13 @@ def retriever(bundled_index_dir):
 
 
 def test_a_question_is_cut_between_its_topical_words_never_inside_its_framing():
-    cuts = parts.cuts("Is there any work on federated fine-tuning with low-rank adapters?")
+    most = Settings().tuning.parts_max_words
+    cuts = parts.cuts("Is there any work on federated fine-tuning with low-rank adapters?", most)
     assert ("federated fine-tuning", "low-rank adapters") in [(a.removesuffix(" with"), b) for a, b in cuts] or \
         ("federated fine-tuning with", "low-rank adapters") in cuts or ("federated fine-tuning", "with low-rank adapters") in cuts
     assert all(not a.lower().startswith(("is ", "any", "work")) for a, _ in cuts)
     assert all(b.endswith("adapters") for _, b in cuts)
-    assert parts.cuts("diffusion?") == [] and parts.cuts("what papers are there?") == []
+    assert parts.cuts("diffusion?", most) == [] and parts.cuts("what papers are there?", most) == []
 
 
 def test_apart_is_zero_when_one_paper_leads_on_both_halves_and_grows_when_two_papers_split_them():

@@ -323,14 +323,18 @@ def render_search(r: SearchResult) -> str:
     return head + "\n".join(f"{h.rank}. {h.paper_id} ({h.score:.3f}) {h.title}\n   {h.snippet}" for h in r.hits)
 
 
+def _part_lines(parts: list[PartPapers]) -> list[str]:
+    """Each part of a question held only apart, with its papers, one line each."""
+    return [line for part in parts
+            for line in [f"On \u201c{part.part}\u201d:", *(f"- {p.paper_id}: {p.title}" for p in part.papers)]]
+
+
 def render_answer(r: AskResult) -> str:
     lines = [r.answer]
     if r.citations:
         lines += ["", "Sources"] + [f"[{c.n}] {c.paper_id}: {c.title}\n    \"{c.snippet}\"" for c in r.citations]
     if r.parts:
-        lines += ["", "Papers on each part (none is on both; not cited):"]
-        for part in r.parts:
-            lines += [f"On \u201c{part.part}\u201d:"] + [f"- {p.paper_id}: {p.title}" for p in part.papers]
+        lines += ["", "Papers on each part (none is on both; not cited):", *_part_lines(r.parts)]
     elif r.related:
         lines += ["", "Nearest papers (not on exactly this; not cited):"] + \
                  [f"- {p.paper_id}: {p.title}" for p in r.related]
@@ -345,9 +349,8 @@ def render_paper(r: PaperResult) -> str:
 def render_which(r: WhichResult) -> str:
     if not r.papers:
         return f"No paper of the corpus writes {r.name} ({r.criterion})" if r.name else \
-            f"No paper of the corpus meets: {r.criterion}" + "".join(
-                f"\nOn \u201c{part.part}\u201d (none is on both):" + "".join(f"\n- {p.paper_id}: {p.title}"
-                                                                          for p in part.papers) for part in r.parts)
+            "\n".join([f"No paper of the corpus meets: {r.criterion}",
+                       *(["Papers on each part (none is on both):", *_part_lines(r.parts)] if r.parts else [])])
     return f"{r.count} papers meet: {r.criterion}\n" + "\n".join(
         f"- {p.paper_id}: {p.title}\n  \"{p.evidence}\"" for p in r.papers)
 

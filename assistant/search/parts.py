@@ -53,7 +53,6 @@ class Reading:
 
     probability: float
     parts: tuple[Part, ...]
-    features: tuple[tuple[str, float], ...]
 
 
 @functools.lru_cache(maxsize=1)
@@ -66,7 +65,7 @@ def model():
     return Logistic.from_dict(json.loads(MODEL_FILE.read_text(encoding="utf-8"))["parts"])
 
 
-def cuts(question: str, max_words: int = 14) -> list[tuple[str, str]]:
+def cuts(question: str, max_words: int) -> list[tuple[str, str]]:
     """The question cut in two at each place between two topical words (its framing words, "papers", "anyone",
     "what", left out at both ends): [("federated fine-tuning", "low-rank adapters"), ...]; none for a question of
     more than ``max_words`` topical words (tuning.parts_max_words)."""
@@ -142,7 +141,7 @@ def read(retriever: Retriever, question: str, answerable: float) -> Reading | No
     if not parts:
         return None
     probability = float(fitted.probability(np.asarray([x[n] for n in fitted.names], dtype=np.float64))[0])
-    return Reading(probability=probability, parts=tuple(parts), features=tuple(x.items()))
+    return Reading(probability=probability, parts=tuple(parts))
 
 
 def held_apart(reading: Reading | None) -> bool:
