@@ -11,7 +11,12 @@ best-chunk cosine. Nothing is re-ordered while recording, so the rows are the pa
 blend (fused + w x signal, the top 20 re-ordered when the top two fused scores are closer than the margin, as
 ``Retriever._rerank`` does) is then scored on the single-gold questions: R@1, R@5, MRR. Questions no search
 recorded (refused at the gate) keep their order. ``--record FILE`` reads a recording instead of making one (~25 min
-on 2 busy cores) and writes there when it makes one. Writes benchmarks/results/reader_rerank.json.
+on 2 busy cores) and writes there when it makes one.
+
+Also reported (``seen_gap``): whether the reader favours the distractors it was trained on. Of the arXiv papers in
+the recorded top 20s, those of a held-out slice (benchmarks/data/heldout/arxiv300*.jsonl, never in its training)
+against the rest, each signal's mean difference (trained on - never seen) at the same fused rank, weighed by the
+unseen papers at each rank. Writes benchmarks/results/reader_rerank.json.
 """
 
 from __future__ import annotations
@@ -110,6 +115,30 @@ def grid(rows: dict) -> list[dict]:
     return out
 
 
+def seen_gap(rows: dict) -> dict:
+    """Each signal's mean over the trained-on distractors minus the never-seen ones, at the same fused rank."""
+    import numpy as np
+
+    held = {json.loads(line)["id"] for path in (HERE / "data" / "heldout").glob("arxiv300*.jsonl")
+            if "questions" not in path.name for line in path.read_text().splitlines() if line.strip()}
+    signals = ("fused", "reader_abstract", "reader_chunk", "encoder")
+    slots = [(k, pid in held, *(found[s][k] for s in signals))
+             for file_rows in rows.values() for row in file_rows if (found := row["search"]) and found["encoder"]
+             for k, pid in enumerate(found["top"]) if "#" not in pid]  # bundled papers' ids hold a "#"
+    a = np.array(slots, dtype=float)
+    out = {"slots": len(a), "never_seen": int(a[:, 1].sum())}
+    for n, name in enumerate(signals, 2):
+        gaps, weights = [], []
+        for k in range(DEPTH):
+            at = a[:, 0] == k
+            seen, unseen = a[at & (a[:, 1] == 0), n], a[at & (a[:, 1] == 1), n]
+            if len(unseen) >= 5:
+                gaps.append(seen.mean() - unseen.mean())
+                weights.append(len(unseen))
+        out[name] = round(float(np.average(gaps, weights=weights)), 4)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", help="comma-separated stems; default every training file")
@@ -137,8 +166,10 @@ def main() -> int:
         print(f"{r['signal'][:34]:34} {r.get('margin', ''):>6} {r.get('weight', ''):>6} "
               f"{r['R@1']:6.3f} {r['R@5']:6.3f} {r['MRR']:6.3f}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
+    gap = seen_gap(rows)
+    print(f"trained-on minus never-seen distractors at the same fused rank: {gap}")
     args.json.write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "depth": DEPTH, "files": sorted(rows),
-                                     "results": results}, indent=1))
+                                     "seen_gap": gap, "results": results}, indent=1))
     return 0
 
 
