@@ -1,0 +1,106 @@
+"""How the reader (training/models/reader) and the embedder read question-shaped queries: the 320 questions of
+training/inputs/questions/ (paraphrases, lookups, details, each answered by one paper of its 250-paper training
+slice), a baseline for a reader trained on such questions. Offline.
+
+    python benchmarks/reader_questions.py [--json OUT]
+
+Per slice, every abstract is embedded with the shipped MiniLM (title and abstract, as one text); each question's
+papers are ranked by cosine, and the cosine's top 20 re-ranked by the reader (question, abstract). Reported per
+type and pooled: the gold paper first (top-1) and in the top 5, by the cosine and by the reader over the cosine's
+top 20; and how often the gold is in that top 20 at all. Note: the slices' papers were among the reader's training
+papers (as positives for their titles and topics; benchmarks/reader_rerank.py found no advantage from that). Writes
+benchmarks/results/reader_questions.json (~3 min CPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+import _training  # noqa: F401  (training/ on sys.path: the fits' library)
+
+HERE = Path(__file__).resolve().parent
+INPUTS = HERE.parent / "training" / "inputs"
+DEPTH = 20
+
+
+def slices() -> dict[str, tuple[list[dict], list[dict]]]:
+    """Each slice letter: (its papers, its questions)."""
+    wanted = {p.name.split("_")[1]: p for p in sorted((INPUTS / "questions").glob("slice_*_questions.jsonl"))}
+    ids = {x: {line.strip() for line in (INPUTS / f"slice_{x}_ids.txt").read_text().splitlines() if line.strip()}
+           for x in wanted}
+    papers: dict[str, list[dict]] = defaultdict(list)
+    with lzma.open(INPUTS / "arxiv-ml.jsonl.xz", "rt") as f:
+        for line in f:
+            if line.strip():
+                p = json.loads(line)
+                for x, held in ids.items():
+                    if str(p["id"]) in held:
+                        papers[x].append({"id": str(p["id"]), "title": p["title"], "abstract": p["abstract"]})
+    return {x: (papers[x], [json.loads(line) for line in path.read_text().splitlines() if line.strip()])
+            for x, path in wanted.items()}
+
+
+def ranks(papers: list[dict], questions: list[dict], embedder, reader) -> list[dict]:
+    """Per question: its type and the gold paper's rank by the cosine and by the reader over the cosine's top 20
+    (None: not there)."""
+    from assistant.embed.embedder import embed_array
+
+    docs = embed_array(embedder, [f"{p['title']}. {p['abstract']}" for p in papers])
+    asked = embed_array(embedder, [q["question"] for q in questions])
+    out = []
+    for q, vec in zip(questions, asked):
+        order = [papers[i]["id"] for i in np.argsort(-(docs @ vec))]
+        top = order[:DEPTH]
+        abstracts = {p["id"]: p["abstract"] for p in papers}
+        logits = reader.logits(q["question"], [abstracts[pid] for pid in top])
+        by_reader = [top[i] for i in np.argsort(-logits, kind="stable")]
+        gold = q["gold"][0]
+        out.append({"type": q["type"], "cosine": order.index(gold) + 1,
+                    "reader": by_reader.index(gold) + 1 if gold in by_reader else None})
+    return out
+
+
+def summary(rows: list[dict]) -> dict:
+    def share(test) -> float:
+        return round(sum(test(r) for r in rows) / len(rows), 4)
+
+    return {"questions": len(rows),
+            "cosine_top1": share(lambda r: r["cosine"] == 1), "cosine_top5": share(lambda r: r["cosine"] <= 5),
+            "in_cosine_top20": share(lambda r: r["cosine"] <= DEPTH),
+            "reader_top1": share(lambda r: r["reader"] == 1),
+            "reader_top5": share(lambda r: r["reader"] is not None and r["reader"] <= 5)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", type=Path, default=HERE / "results" / "reader_questions.json")
+    args = ap.parse_args()
+    from assistant.embed.embedder import LocalMiniLM
+    from reader_model import reader
+
+    started = time.process_time()
+    embedder, model = LocalMiniLM(), reader()
+    rows = []
+    for x, (papers, questions) in slices().items():
+        rows += ranks(papers, questions, embedder, model)
+        print(f"slice {x}: {len(questions)} questions over {len(papers)} papers "
+              f"({time.process_time() - started:.0f} s CPU)", file=sys.stderr, flush=True)
+    out = {"date": time.strftime("%Y-%m-%d"), "depth": DEPTH, "pooled": summary(rows),
+           "by_type": {t: summary([r for r in rows if r["type"] == t]) for t in sorted({r["type"] for r in rows})}}
+    for name, row in [("pooled", out["pooled"]), *out["by_type"].items()]:
+        print(f"{name:11} {row}")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
