@@ -2,7 +2,7 @@
 place of SmolLM2 (issue 48, item 4)? Among the 19,972 distractors, on the training question files (the dev set and
 benchmarks/data/*.jsonl, as benchmarks/rerank.py scores them), offline and extractive.
 
-    python benchmarks/reader_rerank.py [--files dev,...] [--record FILE] [--json OUT]
+    python benchmarks/reader_rerank.py [--files dev,...] [--record FILE] [--reader-dir DIR] [--json OUT]
 
 For every question, the search whose order the answer shows (the last one the question runs past the relevance
 gate) is recorded: its fused top 20 and, for each of those papers, the reader's log-odds on three passages (title and
@@ -12,6 +12,9 @@ blend (fused + w x signal, the top 20 re-ordered when the top two fused scores a
 ``Retriever._rerank`` does) is then scored on the single-gold questions: R@1, R@5, MRR. Questions no search
 recorded (refused at the gate) keep their order. ``--record FILE`` reads a recording instead of making one (~25 min
 on 2 busy cores) and writes there when it makes one.
+
+``--reader-dir DIR`` scores a recording's abstracts again with another reader (reader.onnx and manifest.json in
+DIR: a candidate trained on other data), in place of the shipped one's ``reader_abstract``.
 
 Also reported (``seen_gap``): whether the reader favours the distractors it was trained on. Of the arXiv papers in
 the recorded top 20s, those of a held-out slice (benchmarks/data/heldout/arxiv300*.jsonl, never in its training)
@@ -59,7 +62,7 @@ def record(files: list[Path], index: Path) -> dict:
                     "chunk": [chunks.get(best[p]) or papers[p].abstract for p in top]}
         encoded = dense_side(self, query_encoder.encode(query)).exact(top)
         searches[(at["file"], at["row"])] = {  # the last search of a question is the one its answer shows
-            "top": top, "fused": [fused[p] for p in top], "encoder": [float(encoded[p]) for p in top],
+            "query": query, "top": top, "fused": [fused[p] for p in top], "encoder": [float(encoded[p]) for p in top],
             **{f"reader_{k}": model.logits(query, v).tolist() for k, v in passages.items()}}
         return order, {}
 
@@ -76,6 +79,27 @@ def record(files: list[Path], index: Path) -> dict:
         print(f"{path.stem}: {len(report.rows)} questions ({time.process_time() - started:.0f} s CPU)",
               file=sys.stderr, flush=True)
     return rows
+
+
+def rescore(rows: dict, reader_dir: Path) -> None:
+    """Each recorded search's ``reader_abstract`` from the reader in ``reader_dir`` (abstracts read from the bundled
+    corpus and training/inputs/arxiv-ml.jsonl.xz by id)."""
+    import lzma
+
+    from assistant.text.corpus import load_papers
+    from reader_model import Reader
+
+    wanted = {pid for file_rows in rows.values() for row in file_rows if row["search"] for pid in row["search"]["top"]}
+    abstracts = {p.id: p.abstract for p in load_papers()[0] if p.id in wanted}
+    with lzma.open(HERE.parent / "training" / "inputs" / "arxiv-ml.jsonl.xz", "rt") as f:
+        for line in f:
+            if line.strip() and (p := json.loads(line)) and str(p["id"]) in wanted:
+                abstracts[str(p["id"])] = p["abstract"]
+    model = Reader(reader_dir)
+    for file_rows in rows.values():
+        for row in file_rows:
+            if found := row["search"]:
+                found["reader_abstract"] = model.logits(found["query"], [abstracts[p] for p in found["top"]]).tolist()
 
 
 def log_sigmoid(x: float) -> float:
@@ -144,6 +168,7 @@ def main() -> int:
     ap.add_argument("--files", help="comma-separated stems; default every training file")
     ap.add_argument("--distractors-index", type=Path, default=HERE / ".work" / "iclr_arxiv")
     ap.add_argument("--record", type=Path, help="a recording to read, or where to write the one made")
+    ap.add_argument("--reader-dir", type=Path, help="score the abstracts again with this reader (a candidate)")
     ap.add_argument("--shared", type=Path, default=SHARED)
     ap.add_argument("--json", type=Path, default=HERE / "results" / "reader_rerank.json")
     args = ap.parse_args()
@@ -159,6 +184,8 @@ def main() -> int:
         rows = record(files, args.distractors_index)
         if args.record:
             args.record.write_text(json.dumps(rows))
+    if args.reader_dir:
+        rescore(rows, args.reader_dir)
     results = grid(rows)
     base = results[0]
     print(f"{'signal':34} {'margin':>6} {'weight':>6} {'R@1':>6} {'R@5':>6} {'MRR':>6}")
