@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import lzma
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -33,17 +31,10 @@ DEPTH = 20
 
 def slices() -> dict[str, tuple[list[dict], list[dict]]]:
     """Each slice letter: (its papers, its questions)."""
+    from reader_questions_data import slice_papers
+
     wanted = {p.name.split("_")[1]: p for p in sorted((INPUTS / "questions").glob("slice_*_questions.jsonl"))}
-    ids = {x: {line.strip() for line in (INPUTS / f"slice_{x}_ids.txt").read_text().splitlines() if line.strip()}
-           for x in wanted}
-    papers: dict[str, list[dict]] = defaultdict(list)
-    with lzma.open(INPUTS / "arxiv-ml.jsonl.xz", "rt") as f:
-        for line in f:
-            if line.strip():
-                p = json.loads(line)
-                for x, held in ids.items():
-                    if str(p["id"]) in held:
-                        papers[x].append({"id": str(p["id"]), "title": p["title"], "abstract": p["abstract"]})
+    papers = slice_papers(set(wanted))
     return {x: (papers[x], [json.loads(line) for line in path.read_text().splitlines() if line.strip()])
             for x, path in wanted.items()}
 
