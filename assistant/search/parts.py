@@ -95,6 +95,7 @@ def features(retriever: Retriever, question: str, answerable: float) -> tuple[di
     import numpy as np
 
     from assistant.embed import query_encoder
+    from assistant.embed.embedder import one_blas_thread
 
     logit = math.log(max(answerable, 1e-6) / max(1.0 - answerable, 1e-6))
     tuning = retriever.settings.tuning
@@ -103,8 +104,6 @@ def features(retriever: Retriever, question: str, answerable: float) -> tuple[di
         return dict(zip(FEATURES, (0.0, 0.0, 0.0, 0.0, logit))), []
     texts = list(dict.fromkeys(t for pair in pairs for t in pair))
     vectors = retriever.index.chunk_vectors()
-    from assistant.embed.embedder import one_blas_thread
-
     with one_blas_thread():
         sims = vectors.matrix @ query_encoder.encode_many(texts).T
     best = np.maximum.reduceat(sims, vectors.starts, axis=0)
