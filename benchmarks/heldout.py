@@ -6,7 +6,7 @@ the plain dense cosine (MiniLM, best chunk per paper) as a reference.
     python benchmarks/heldout.py [--json OUT] [--label NAME]
 
 Sets: heldout_iclr.jsonl, casual_heldout.jsonl, mixed_heldout.jsonl, iclr_fresh.jsonl, casual_blind.jsonl,
-area_blind.jsonl and lookup_blind.jsonl over the bundled 95 papers;
+area_blind.jsonl, lookup_blind.jsonl and lookup_blind_2.jsonl over the bundled 95 papers;
 arxiv300_questions.jsonl over arxiv300.jsonl, 300 papers drawn from ../shared/corpus/arxiv-ml with random.Random(300),
 arxiv300b_questions.jsonl over arxiv300b.jsonl, arxiv300c_questions.jsonl over arxiv300c.jsonl and
 arxiv300d_questions.jsonl over arxiv300d.jsonl, arxiv300e_questions.jsonl over arxiv300e.jsonl and
@@ -78,6 +78,9 @@ SETS = {
     # 2026-12-07 (twelfth session): 70 questions in a reader's own words, written for re-ranking among the 19,972
     # distractors (benchmarks/rerank.py --heldout): lookup_blind_first_run_a3be340
     "lookup_blind (95 papers)": ("lookup_blind.jsonl", "iclr95"),
+    # 2026-12-07 (thirteenth session): 70 more, written blind before the question encoder was trained on arXiv
+    # questions: lookup_blind_2_first_run
+    "lookup_blind_2 (95 papers)": ("lookup_blind_2.jsonl", "iclr95"),
 }
 
 

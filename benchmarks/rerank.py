@@ -28,7 +28,8 @@ from question_sets import HEAD, KEYS, question_files
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parents[1] / "shared"
 #: The held-out sets asked over the bundled corpus, in the eval format (heldout.py's sets on "iclr95").
-HELDOUT = ("heldout_iclr", "casual_heldout", "mixed_heldout", "iclr_fresh", "casual_blind", "area_blind", "lookup_blind")
+HELDOUT = ("heldout_iclr", "casual_heldout", "mixed_heldout", "iclr_fresh", "casual_blind", "area_blind", "lookup_blind",
+           "lookup_blind_2")
 
 
 def run(files: list[Path], settings) -> dict:
