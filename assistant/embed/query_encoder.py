@@ -5,8 +5,9 @@ its words.
 The papers keep the chunk vectors the shipped embedder made at ingest; this model embeds only the question, so
 nothing is re-embedded and an index built before it works unchanged. Trained on 829 labelled criteria over 4,300
 arXiv training papers (never a held-out set or corpus), it scores the papers meeting 176 criteria it never saw above
-the rest of their corpora with AUC 0.941, where the embedder's own query vector gives 0.858 (docs/reader.md). The
-relevance and answerable models read its cosines beside the embedder's (assistant/search/decide.py).
+the rest of their corpora with AUC 0.941, where the embedder's own query vector gives 0.858 (docs/reader.md). An
+area question's ranking (assistant/qa/answer.py, ``_area_order``) and the parts model (assistant/search/parts.py)
+read its cosines; the relevance and answerable models do not (measured, not adopted: research log, ninth session).
 
 The weights (``assistant/data/query_encoder.npz``, 23.5 MB, the command and inputs that made them in its
 ``provenance`` and in MANIFEST.json) are int8, one scale per row, with float biases and layer norms; the forward
