@@ -2,14 +2,19 @@
 training/inputs/questions/ (paraphrases, lookups, details, each answered by one paper of its 250-paper training
 slice), a baseline for a reader trained on such questions. Offline.
 
-    python benchmarks/reader_questions.py [--json OUT]
+    python benchmarks/reader_questions.py [--val-only] [--reader-dir DIR] [--label NAME] [--json OUT]
 
 Per slice, every abstract is embedded with the shipped MiniLM (title and abstract, as one text); each question's
 papers are ranked by cosine, and the cosine's top 20 re-ranked by the reader (question, abstract). Reported per
 type and pooled: the gold paper first (top-1) and in the top 5, by the cosine and by the reader over the cosine's
 top 20; and how often the gold is in that top 20 at all. Note: the slices' papers were among the reader's training
 papers (as positives for their titles and topics; benchmarks/reader_rerank.py found no advantage from that). Writes
-benchmarks/results/reader_questions.json (~3 min CPU).
+benchmarks/results/reader_questions.json (~3 min CPU for 320 questions).
+
+Since the thirteenth session the folder holds 2,720 questions and a reader has been trained on them:
+``--val-only`` reads only the fifth kept for validation (reader_questions_data.is_val, never trained on);
+``--reader-dir DIR`` reads with another reader (reader.onnx and manifest.json in DIR); ``--label`` keeps the run
+under that name beside the others in the JSON.
 """
 
 from __future__ import annotations
@@ -73,14 +78,20 @@ def summary(rows: list[dict]) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, default=HERE / "results" / "reader_questions.json")
+    ap.add_argument("--val-only", action="store_true", help="only the validation fifth (never trained on)")
+    ap.add_argument("--reader-dir", type=Path, help="another reader (reader.onnx and manifest.json)")
+    ap.add_argument("--label", help="keep this run under this name beside the others")
     args = ap.parse_args()
     from assistant.embed.embedder import LocalMiniLM
-    from reader_model import reader
+    from reader_model import Reader, reader
+    from reader_questions_data import is_val
 
     started = time.process_time()
-    embedder, model = LocalMiniLM(), reader()
+    embedder, model = LocalMiniLM(), Reader(args.reader_dir) if args.reader_dir else reader()
     rows = []
     for x, (papers, questions) in slices().items():
+        if args.val_only:
+            questions = [q for q in questions if is_val(q["question"])]
         rows += ranks(papers, questions, embedder, model)
         print(f"slice {x}: {len(questions)} questions over {len(papers)} papers "
               f"({time.process_time() - started:.0f} s CPU)", file=sys.stderr, flush=True)
@@ -89,6 +100,11 @@ def main() -> int:
     for name, row in [("pooled", out["pooled"]), *out["by_type"].items()]:
         print(f"{name:11} {row}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
+    if args.label:  # kept beside the earlier runs (the file's top level is the first, unlabelled run)
+        runs = json.loads(args.json.read_text()) if args.json.exists() else {}
+        runs.setdefault("runs", {})[args.label] = out | {"val_only": args.val_only,
+                                                         "reader": str(args.reader_dir or "shipped")}
+        out = runs
     args.json.write_text(json.dumps(out, indent=1))
     return 0
 

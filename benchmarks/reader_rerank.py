@@ -2,7 +2,8 @@
 place of SmolLM2 (issue 48, item 4)? Among the 19,972 distractors, on the training question files (the dev set and
 benchmarks/data/*.jsonl, as benchmarks/rerank.py scores them), offline and extractive.
 
-    python benchmarks/reader_rerank.py [--files dev,...] [--record FILE] [--reader-dir DIR] [--json OUT]
+    python benchmarks/reader_rerank.py [--files dev,...] [--record FILE] [--reader-dir DIR] [--encoder FILE]
+                                       [--label NAME] [--json OUT]
 
 For every question, the search whose order the answer shows (the last one the question runs past the relevance
 gate) is recorded: its fused top 20 and, for each of those papers, the reader's log-odds on three passages (title and
@@ -15,6 +16,13 @@ on 2 busy cores) and writes there when it makes one.
 
 ``--reader-dir DIR`` scores a recording's abstracts again with another reader (reader.onnx and manifest.json in
 DIR: a candidate trained on other data), in place of the shipped one's ``reader_abstract``.
+
+``--encoder FILE`` scores the recorded searches' ``encoder`` again with another question encoder (an npz as
+query_encoder.py reads; training/question_encoder_train.py makes one), and adds ``encoder_swap``: its best-chunk
+cosine minus the embedder's, so that fused + 0.5 x encoder_swap is the fused score with the encoder's cosine in
+place of the embedder's (the dense weight is 0.5). Reported for every file and for the dev set with blind 4, 9 and
+10 (the files benchmarks/rerank.py's SmolLM2 row was measured on). ``--label`` keeps the run under that name
+beside the others in the JSON.
 
 Also reported (``seen_gap``): whether the reader favours the distractors it was trained on. Of the arXiv papers in
 the recorded top 20s, those of a held-out slice (benchmarks/data/heldout/arxiv300*.jsonl, never in its training)
@@ -38,6 +46,8 @@ HERE = Path(__file__).resolve().parent
 SHARED = HERE.parents[1] / "shared"
 DEPTH = 20
 WEIGHTS = {"reader": (0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 1.0), "encoder": (0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 5.0)}
+#: The files benchmarks/rerank.py's SmolLM2 row (label s12_training_dev4910) was measured on.
+DEV4910 = ("dev", "blind_questions_4", "blind_questions_9", "blind_questions_10")
 MARGINS = (0.05, 0.1, 100.0)  # 0.05 is the shipped close-call margin; 100: every question
 
 
@@ -102,6 +112,31 @@ def rescore(rows: dict, reader_dir: Path) -> None:
                 found["reader_abstract"] = model.logits(found["query"], [abstracts[p] for p in found["top"]]).tolist()
 
 
+def rescore_encoder(rows: dict, path: Path, index: Path) -> None:
+    """Each recorded search's ``encoder`` from the question encoder at ``path``, and ``encoder_swap`` (that cosine
+    minus the embedder's, each paper's best chunk), read from the index's chunk vectors."""
+    import numpy as np
+
+    from assistant.config import Settings
+    from assistant.embed import query_encoder
+    from assistant.embed.embedder import embed_query
+    from assistant.embed.embedders import get_embedder
+    from assistant.store.index import Index
+
+    settings = Settings.from_env(index_dir=index)
+    vectors, embedder = Index(settings).chunk_vectors(), get_embedder(settings)
+
+    def best(qvec, pids: list[str]) -> list[float]:
+        return [float((vectors.matrix[list(vectors.rows(vectors.position[p]))] @ qvec).max()) for p in pids]
+
+    for file_rows in rows.values():
+        for row in file_rows:
+            if found := row["search"]:
+                asked = best(query_encoder.encode(found["query"], path), found["top"])
+                dense = best(np.asarray(embed_query(embedder, found["query"])), found["top"])
+                found["encoder"], found["encoder_swap"] = asked, [a - d for a, d in zip(asked, dense)]
+
+
 def log_sigmoid(x: float) -> float:
     return -math.log1p(math.exp(-x)) if x > -30 else x
 
@@ -129,11 +164,14 @@ def scored(rows: dict, signal: str | None, weight: float, margin: float, squash:
 
 def grid(rows: dict) -> list[dict]:
     out = [{"signal": "none (the package without re-ranking)", **scored(rows, None, 0.0, 0.0)}]
-    for signal in ("reader_title_abstract", "reader_abstract", "reader_chunk", "encoder"):
+    signals = ("reader_title_abstract", "reader_abstract", "reader_chunk", "encoder", "encoder_swap")
+    found = [row["search"] for file_rows in rows.values() for row in file_rows if row["search"]]
+    for signal in (s for s in signals if found and s in found[0]):
         squashes = (False, True) if signal.startswith("reader") else (False,)
         for squash in squashes:
             for margin in MARGINS:
-                for w in WEIGHTS["reader" if signal.startswith("reader") else "encoder"]:
+                for w in WEIGHTS["reader" if signal.startswith("reader") else "encoder"] + \
+                        ((0.4, 0.7) if signal == "encoder_swap" else ()):
                     out.append({"signal": signal + (" (log-sigmoid)" if squash else ""), "margin": margin,
                                 "weight": w, **scored(rows, signal, w, margin, squash)})
     return out
@@ -169,6 +207,8 @@ def main() -> int:
     ap.add_argument("--distractors-index", type=Path, default=HERE / ".work" / "iclr_arxiv")
     ap.add_argument("--record", type=Path, help="a recording to read, or where to write the one made")
     ap.add_argument("--reader-dir", type=Path, help="score the abstracts again with this reader (a candidate)")
+    ap.add_argument("--encoder", type=Path, help="score the searches again with this question encoder (a candidate)")
+    ap.add_argument("--label", help="keep this run under this name beside the others in the JSON")
     ap.add_argument("--shared", type=Path, default=SHARED)
     ap.add_argument("--json", type=Path, default=HERE / "results" / "reader_rerank.json")
     args = ap.parse_args()
@@ -186,17 +226,29 @@ def main() -> int:
             args.record.write_text(json.dumps(rows))
     if args.reader_dir:
         rescore(rows, args.reader_dir)
-    results = grid(rows)
-    base = results[0]
-    print(f"{'signal':34} {'margin':>6} {'weight':>6} {'R@1':>6} {'R@5':>6} {'MRR':>6}")
-    for r in sorted(results[1:], key=lambda r: (-r["R@5"], -r["R@1"]))[:12] + [base]:
-        print(f"{r['signal'][:34]:34} {r.get('margin', ''):>6} {r.get('weight', ''):>6} "
-              f"{r['R@1']:6.3f} {r['R@5']:6.3f} {r['MRR']:6.3f}")
+    if args.encoder:
+        rescore_encoder(rows, args.encoder, args.distractors_index)
+    out = {"date": time.strftime("%Y-%m-%d"), "depth": DEPTH, "files": sorted(rows)}
+    for name, subset in (("results", rows), ("results_dev4910", {k: v for k, v in rows.items() if k in DEV4910})):
+        if not subset:
+            continue
+        results = grid(subset)
+        base = results[0]
+        print(f"{name}: {'signal':34} {'margin':>6} {'weight':>6} {'R@1':>6} {'R@5':>6} {'MRR':>6}")
+        for r in sorted(results[1:], key=lambda r: (-r["R@5"], -r["R@1"]))[:12] + [base]:
+            print(f"{r['signal'][:34]:34} {r.get('margin', ''):>6} {r.get('weight', ''):>6} "
+                  f"{r['R@1']:6.3f} {r['R@5']:6.3f} {r['MRR']:6.3f}")
+        out[name] = results
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    gap = seen_gap(rows)
-    print(f"trained-on minus never-seen distractors at the same fused rank: {gap}")
-    args.json.write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "depth": DEPTH, "files": sorted(rows),
-                                     "seen_gap": gap, "results": results}, indent=1))
+    if not args.encoder:
+        out["seen_gap"] = seen_gap(rows)
+        print(f"trained-on minus never-seen distractors at the same fused rank: {out['seen_gap']}")
+    if args.label:  # kept beside the earlier runs (the file's top level is the twelfth session's run)
+        runs = json.loads(args.json.read_text()) if args.json.exists() else {}
+        runs.setdefault("runs", {})[args.label] = out | {"reader": str(args.reader_dir or "shipped"),
+                                                         "encoder": str(args.encoder or "shipped")}
+        out = runs
+    args.json.write_text(json.dumps(out, indent=1))
     return 0
 
 

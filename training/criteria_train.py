@@ -185,6 +185,31 @@ def loss_of(corpora: Corpora, batch: list[dict], vectors, scale, offset, tau: fl
     return total / len(batch)
 
 
+def run_steps(args, model, opt, items: list[dict], warmup: int, loss, validate) -> list[dict]:
+    """The training loop of a query-side encoder (this script's and question_encoder_train.py's): batches of
+    ``args.batch`` drawn from ``items`` shuffled pass by pass, linear warm-up over ``warmup`` steps and decay to 0 at
+    ``args.steps``; ``validate()`` every ``args.eval_every`` steps and at the end. Returns the validation curve."""
+    import torch
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, 1 - s / args.steps))
+    curve, order, started = [], [], time.time()
+    for step in range(1, args.steps + 1):
+        if len(order) < args.batch:
+            order += random.sample(items, len(items))
+        batch, order = order[:args.batch], order[args.batch:]
+        value = loss(batch)
+        opt.zero_grad()
+        value.backward()
+        opt.step()
+        sched.step()
+        if step % args.eval_every == 0 or step == args.steps:
+            model.eval()
+            curve.append({"step": step, "loss": round(float(value.detach()), 4)} | validate())
+            model.train()
+            print(f"step {step} ({time.time() - started:.0f} s): {json.dumps(curve[-1])}", flush=True)
+    return curve
+
+
 def train(args, corpora: Corpora) -> tuple[object, list[dict]]:
     import torch
 
@@ -197,22 +222,10 @@ def train(args, corpora: Corpora) -> tuple[object, list[dict]]:
     scale, offset = torch.nn.Parameter(torch.tensor(20.0)), torch.nn.Parameter(torch.tensor(-10.0))
     opt = torch.optim.AdamW([{"params": model.parameters(), "lr": args.lr},
                              {"params": [scale, offset], "lr": 1e-2, "weight_decay": 0.0}], weight_decay=0.01)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 20) * max(0.0, 1 - s / args.steps))
-    curve, order, started = [], [], time.time()
-    for step in range(1, args.steps + 1):
-        if len(order) < args.batch:
-            order += random.sample(train_items, len(train_items))
-        batch, order = order[:args.batch], order[args.batch:]
-        loss = loss_of(corpora, batch, embed([c["query"] for c in batch]), scale, offset, args.tau, args.bce)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        if step % args.eval_every == 0 or step == args.steps:
-            model.eval()
-            curve.append({"step": step, "loss": round(float(loss), 4)} | measure(corpora, embed, val))
-            model.train()
-            print(f"step {step} ({time.time() - started:.0f} s): {json.dumps(curve[-1])}", flush=True)
+    curve = run_steps(args, model, opt, train_items, warmup=20,
+                      loss=lambda batch: loss_of(corpora, batch, embed([c["query"] for c in batch]), scale, offset,
+                                                 args.tau, args.bce),
+                      validate=lambda: measure(corpora, embed, val))
     model.eval()
     return (model, embed), curve
 
@@ -234,16 +247,22 @@ def quantized(model) -> dict[str, np.ndarray]:
     return out
 
 
+def add_training_args(ap: argparse.ArgumentParser, steps: int, batch: int, lr: float, seed: int,
+                      eval_every: int) -> None:
+    """The options a query-side encoder's training takes (this script's and question_encoder_train.py's)."""
+    ap.add_argument("--steps", type=int, default=steps)
+    ap.add_argument("--batch", type=int, default=batch)
+    ap.add_argument("--lr", type=float, default=lr)
+    ap.add_argument("--tau", type=float, default=0.05, help="softmax temperature over cosines")
+    ap.add_argument("--seed", type=int, default=seed)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--eval-every", type=int, default=eval_every)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=500)
-    ap.add_argument("--batch", type=int, default=16)
-    ap.add_argument("--lr", type=float, default=5e-5)
-    ap.add_argument("--tau", type=float, default=0.05, help="softmax temperature over cosines")
+    add_training_args(ap, steps=500, batch=16, lr=5e-5, seed=4850, eval_every=100)
     ap.add_argument("--bce", type=float, default=0.5, help="weight of the shared-scale binary cross-entropy")
-    ap.add_argument("--seed", type=int, default=4850)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--eval-every", type=int, default=100)
     ap.add_argument("--work", type=Path, default=WORK)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--fold", type=int, default=0, choices=range(FOLDS),
