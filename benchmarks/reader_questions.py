@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 import _training  # noqa: F401  (training/ on sys.path: the fits' library)
+from _results import save
 
 HERE = Path(__file__).resolve().parent
 INPUTS = HERE.parent / "training" / "inputs"
@@ -99,13 +100,7 @@ def main() -> int:
            "by_type": {t: summary([r for r in rows if r["type"] == t]) for t in sorted({r["type"] for r in rows})}}
     for name, row in [("pooled", out["pooled"]), *out["by_type"].items()]:
         print(f"{name:11} {row}")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    if args.label:  # kept beside the earlier runs (the file's top level is the first, unlabelled run)
-        runs = json.loads(args.json.read_text()) if args.json.exists() else {}
-        runs.setdefault("runs", {})[args.label] = out | {"val_only": args.val_only,
-                                                         "reader": str(args.reader_dir or "shipped")}
-        out = runs
-    args.json.write_text(json.dumps(out, indent=1))
+    save(args.json, out, args.label, {"val_only": args.val_only, "reader": str(args.reader_dir or "shipped")})
     return 0
 
 

@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 import _training  # noqa: F401  (training/ on sys.path: the fits' library)
+from _results import save
 from question_sets import question_files
 
 HERE = Path(__file__).resolve().parent
@@ -239,16 +240,11 @@ def main() -> int:
             print(f"{r['signal'][:34]:34} {r.get('margin', ''):>6} {r.get('weight', ''):>6} "
                   f"{r['R@1']:6.3f} {r['R@5']:6.3f} {r['MRR']:6.3f}")
         out[name] = results
-    args.json.parent.mkdir(parents=True, exist_ok=True)
     if not args.encoder:
         out["seen_gap"] = seen_gap(rows)
         print(f"trained-on minus never-seen distractors at the same fused rank: {out['seen_gap']}")
-    if args.label:  # kept beside the earlier runs (the file's top level is the twelfth session's run)
-        runs = json.loads(args.json.read_text()) if args.json.exists() else {}
-        runs.setdefault("runs", {})[args.label] = out | {"reader": str(args.reader_dir or "shipped"),
-                                                         "encoder": str(args.encoder or "shipped")}
-        out = runs
-    args.json.write_text(json.dumps(out, indent=1))
+    save(args.json, out, args.label, {"reader": str(args.reader_dir or "shipped"),
+                                      "encoder": str(args.encoder or "shipped")})
     return 0
 
 

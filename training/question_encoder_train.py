@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import lzma
 import random
 import sys
 import time
@@ -40,9 +39,9 @@ ROOT = HERE.parent
 OUT = HERE / "work" / "question_encoder.npz"
 
 
-def corpus(index: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """(chunk matrix, each row's paper number, paper ids) of the index's arXiv papers outside every held-out slice and
-    the bundled corpus."""
+def corpus(index: Path, arxiv: dict[str, dict]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(chunk matrix, each row's paper number, paper ids) of the index's arXiv papers (``arxiv``: the abstracts file
+    by id) outside every held-out slice and the bundled corpus."""
     from reader_data import bundled_titles, held_out_ids, norm
 
     from assistant.config import Settings
@@ -50,9 +49,8 @@ def corpus(index: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
 
     vectors = Index(Settings.from_env(index_dir=index)).chunk_vectors()
     held, bundled = held_out_ids(), bundled_titles()
-    abstracts = {str(p["id"]): p["abstract"] for p in read_jsonl(INPUTS / "arxiv-ml.jsonl.xz")}
-    keep = [g for g, pid in enumerate(vectors.paper_ids) if pid in abstracts and pid not in held
-            and norm(abstracts[pid])[:120] not in bundled]
+    keep = [g for g, pid in enumerate(vectors.paper_ids) if pid in arxiv and pid not in held
+            and norm(arxiv[pid]["abstract"])[:120] not in bundled]
     rows = np.concatenate([np.asarray(vectors.rows(g)) for g in keep])
     owner = np.concatenate([np.full(len(vectors.rows(g)), n) for n, g in enumerate(keep)])
     return np.asarray(vectors.matrix[rows], dtype=np.float32), owner, [vectors.paper_ids[g] for g in keep]
@@ -64,7 +62,7 @@ def question_paths() -> list[Path]:
             *sorted((ROOT / "benchmarks" / "data" / "corpora").glob("arxiv_*_questions.jsonl"))]
 
 
-def items(ids: set[str], titles: int, seed: int) -> list[dict]:
+def items(ids: set[str], arxiv: dict[str, dict], titles: int, seed: int) -> list[dict]:
     """The queries: every single-gold question whose paper is in the corpus (one in five for validation), then
     ``titles`` titles of other corpus papers (training only)."""
     from reader_questions_data import is_val
@@ -78,9 +76,7 @@ def items(ids: set[str], titles: int, seed: int) -> list[dict]:
                 out.append({"query": q["question"], "gold": gold[0], "kind": q.get("type", "detail"),
                             "split": "val" if is_val(q["question"]) else "train"})
     if titles:
-        with lzma.open(INPUTS / "arxiv-ml.jsonl.xz", "rt") as f:
-            named = {str(p["id"]): p["title"] for line in f if line.strip() and (p := json.loads(line))
-                     and str(p["id"]) in ids and p.get("title")}
+        named = {pid: p["title"] for pid, p in arxiv.items() if pid in ids and p.get("title")}
         for pid in random.Random(seed).sample(sorted(named), titles):
             out.append({"query": named[pid], "gold": pid, "kind": "title", "split": "train"})
     return out
@@ -148,9 +144,10 @@ def main() -> int:
     args = ap.parse_args()
 
     started = time.process_time()
-    matrix, owner, ids = corpus(args.index)
+    arxiv = {str(p["id"]): p for p in read_jsonl(INPUTS / "arxiv-ml.jsonl.xz")}
+    matrix, owner, ids = corpus(args.index, arxiv)
     scorer = Scorer(matrix, owner, ids)
-    rows = items(set(ids), args.titles, args.seed)
+    rows = items(set(ids), arxiv, args.titles, args.seed)
     val = [c for c in rows if c["split"] == "val"]
     print(f"{len(ids)} papers; {len(rows) - len(val)} queries to train on, {len(val)} kept for validation", flush=True)
     _, base_embed = make_encoder()
