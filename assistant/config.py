@@ -221,7 +221,9 @@ class TuningSettings(_Group):
     parts_spread: float = _tuned(0.05, "A refusal's papers on one part: those within this cosine of the part's "
                                        "best paper (at most parts_papers). Hand-set; display only.", ge=0.0)
     parts_papers: int = _tuned(3, "The most papers a refusal lists on one part. Hand-set; display only.", ge=1)
-    which_ratio: float = _tuned(0.6, "`which`: a paper's fused score must be at least this share of the best paper's; "
+    which_ratio: float = _tuned(0.6, "`which`'s hand rule (summarize's papers; `which` itself decides with the fitted "
+                                     "model, qa/which_model.py): a paper's fused score must be at least this share of "
+                                     "the best paper's; "
                                      "with which_min_cosine, measured on 16 hand-labelled criteria over the bundled "
                                      "corpus (benchmarks/which.py).")
     which_min_cosine: float = _tuned(0.3, "`which`: the least best-chunk cosine a qualifying paper may have "

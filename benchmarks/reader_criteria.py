@@ -28,7 +28,7 @@ def leave_one_criterion_out(crits: list[dict], extra: list[str]) -> dict:
     """The fitted `which` model on the signals plus ``extra`` readers' logits, one criterion left out at a time."""
     from fit_which import fit_and_threshold, listed, score
 
-    from assistant.qa.synthesis import _robust_z
+    from assistant.qa.which_model import robust_z as _robust_z
 
     wide = [dict(c, x=np.hstack([c["x"]] + [np.column_stack([c[m], _robust_z(c[m])]) for m in extra]))
             for c in crits]

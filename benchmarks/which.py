@@ -37,7 +37,8 @@ HERE = Path(__file__).resolve().parent
 
 def previous_rule(retriever, criterion: str) -> list[str]:
     """The rule before the hand rule: dense robust-z outlier and best-chunk cosine >= the gate."""
-    from assistant.qa.synthesis import _paper_scores, _robust_z, strip_leadin
+    from assistant.qa.synthesis import _paper_scores, strip_leadin
+    from assistant.qa.which_model import robust_z as _robust_z
 
     ids, dense = _paper_scores(retriever, retriever.embed_query(strip_leadin(criterion)))
     z_cut = NormalDist().inv_cdf(1 - 1 / len(ids))

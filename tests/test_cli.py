@@ -446,7 +446,10 @@ def test_which_and_summarize_read_a_criterion_with_typos_as_spelt(bundled_index_
     data = json.loads(run("which", "papers on dataest distillaiton", "--json", "--index-dir",
                           str(bundled_index_dir)).stdout)
     assert data["criterion"] == "papers on dataest distillaiton" and data["read_as"] == "papers on dataset distillation"
-    assert {p["paper_id"] for p in data["papers"]} == {"004_b9c85a56bb10ecbe#10", "001_920fbba894271a85#19"}
+    spelt = json.loads(run("which", "papers on dataset distillation", "--json", "--index-dir",
+                           str(bundled_index_dir)).stdout)
+    assert [p["paper_id"] for p in data["papers"]] == [p["paper_id"] for p in spelt["papers"]]
+    assert {"004_b9c85a56bb10ecbe#10", "001_920fbba894271a85#19"} <= {p["paper_id"] for p in data["papers"]}
     res = run("summarize", "dataest distillaiton", "--index-dir", str(bundled_index_dir))
     assert res.exit_code == 0 and "Read as: dataset distillation" in res.stdout
     assert "No paper in the corpus" not in res.stdout

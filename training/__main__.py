@@ -1,6 +1,6 @@
 """Rebuild every model the package ships, in order, from inputs inside the repository, and record what was made.
 
-    python -m training                  # vectors, background, turns, decisions, sentences, parts
+    python -m training                  # vectors, background, turns, decisions, sentences, parts, which
     python -m training --reader         # also the reader's data and training (~80 min, 2 cores; not shipped)
     python -m training --encoder        # also retrain the question reader's encoder (~8 min CPU; torch)
     python -m training --only turns     # one step (its inputs must already be in place)
@@ -23,6 +23,8 @@ Steps, in the order they must run (each reads what the ones before it wrote):
 6. ``sentences``: training/fit_sentences.py -> sentences.json (answers questions through the decisions above).
 7. ``parts``: training/fit_parts.py -> parts.json (the parts model: reads questions through the decisions and the
    encoder above, without itself).
+8. ``which``: training/fit_which.py --encoder -> which.json (the `which` model: reads the labelled criteria with the
+   encoder, through the decisions and the parts model above; builds the training slices' indexes when missing).
 
 A missing input stops the run. The manifest records the commit the fit ran at, the sha256 of every input and
 output, each fit's cross-validated figures and its CPU seconds.
@@ -86,6 +88,12 @@ class Step:
         if self.name == "parts":
             return [*sorted((BENCH / "parts").glob("*.jsonl")), *_question_files(), DATA / "decisions.json",
                     DATA / "query_encoder.npz", DATA / "background.npz"]
+        if self.name == "which":  # the labelled criteria over their slices, and which_labels over the bundled corpus
+            labelled = sorted((ROOT / "training" / "inputs").glob("slice_*_criteria.jsonl")) + sorted(
+                (ROOT / "training" / "inputs").glob("slice_*_ids.txt"))
+            return [papers, BENCH / "corpora" / "arxiv_a.jsonl", ROOT / "training" / "inputs" / "arxiv_a_criteria.jsonl",
+                    *labelled, BENCH / "which_labels.jsonl", DATA / "decisions.json", DATA / "parts.json",
+                    DATA / "query_encoder.npz", DATA / "background.npz"]
         return [*_question_files(), DATA / "decisions.json", DATA / "query_encoder.npz"]  # sentences
 
 
@@ -101,6 +109,8 @@ STEPS = (
     Step("decisions", ((PY, "training/fit_decisions.py"),), ("assistant/data/decisions.json",)),
     Step("sentences", ((PY, "training/fit_sentences.py"),), ("assistant/data/sentences.json",)),
     Step("parts", ((PY, "training/fit_parts.py"),), ("assistant/data/parts.json",)),
+    Step("which", ((PY, "training/fit_which.py", "--encoder", "--out", "assistant/data/which.json"),),
+         ("assistant/data/which.json",)),
 )
 #: Steps --check can refit into a temporary folder (a few minutes at most on 2 cores), by the option naming the output.
 CHECKABLE = {"turns": "--out", "background": "--out", "vectors": "--out"}
@@ -117,6 +127,8 @@ def metrics(step: Step) -> dict:
         return {m: d[m].get("cv") for m in ("intent", "answerable", "relevant", "missing_word") if m in d}
     if step.name == "parts":
         return {"cv": json.loads((DATA / "parts.json").read_text())["parts"]["cv"]}
+    if step.name == "which":
+        return {"cv": json.loads((DATA / "which.json").read_text())["cv"]["pooled"]}
     if step.name in ("turns", "sentences"):
         return {"cv": json.loads((DATA / f"{step.name}.json").read_text()).get("cv")}
     if step.name == "reader":

@@ -41,27 +41,8 @@ from fit_decisions import HERE, INDEX_DIR, ROOT, as_dict, corpus_settings, fit, 
 OUT = ROOT / "benchmarks" / "results" / "which_model.json"
 ENCODED = ROOT / "benchmarks" / "results" / "which_encoder_model.json"
 
-#: What the model reads of each paper: its cosine, as a share of the best paper's and as a robust z-score against the
-#: corpus; the fused score as a share of the best and as a z-score; BM25 as a share of the best; the log of its fused
-#: rank; whether its contribution sentence is the kind of paper asked for (and whether any is); the best cosine of
-#: the corpus; the answerable model unsure.
-WHICH_FEATURES = ("dense", "dense_rel", "z_dense", "ratio", "z_fused", "lex", "log_rank", "kind", "top", "unsure",
-                  "is_kind")
-
-
-def which_features(reading) -> np.ndarray:
-    """One row of :data:`WHICH_FEATURES` per paper of a :class:`synthesis.WhichReading`."""
-    from assistant.qa.synthesis import _robust_z
-
-    dense, fused, ids = reading.dense, reading.fused, reading.ids
-    top = max(float(dense.max()), 1e-9)
-    rank = np.empty(len(ids))
-    rank[np.argsort(-fused)] = np.arange(len(ids))
-    ones = np.ones(len(ids))
-    return np.column_stack([dense, dense / top, _robust_z(dense), fused / max(float(fused.max()), 1e-9),
-                            _robust_z(fused), reading.lexical / max(float(reading.lexical.max()), 1e-9),
-                            np.log1p(rank), [float(p in reading.kind) for p in ids], top * ones,
-                            float(reading.unsure) * ones, float(bool(reading.kind)) * ones])
+from assistant.qa.which_model import FEATURES as WHICH_FEATURES  # noqa: E402
+from assistant.qa.which_model import features as which_features  # noqa: E402
 
 
 def load_model(path: Path = OUT):
@@ -234,9 +215,7 @@ def main() -> int:
                        "arxiv_criteria": "only those the encoder kept for validation (never trained on)"
                        if args.folds is None else "every one, read by the encoder of the five that never saw it "
                                                   "(criteria_train.py --fold 0..4; 0 is the shipped one)",
-                       "command": "python training/fit_which.py --encoder"
-                       + (f" --folds {args.folds.relative_to(ROOT) if args.folds.is_absolute() else args.folds}"
-                          if args.folds else "")}
+                       "command": " ".join(["python training/fit_which.py", *sys.argv[1:]])}
     out = {"provenance": provenance, "cv": cv,
            "model": as_dict(params, WHICH_FEATURES, threshold),
            "in_sample": score(crits, lambda c: listed(c, params, threshold))}

@@ -1,16 +1,17 @@
 """Whole-corpus answers (``which``) and area summaries (``summarize``).
 
 ``which`` reads the criterion against every paper in the index, not only the top k (:func:`read_criterion`, one
-record: each paper's best-chunk cosine, BM25 and the two fused as search fuses them). A paper qualifies when (1)
-its fused score is within ``tuning.which_ratio`` of the best paper's, (2) it is an outlier for the criterion
-against the corpus's own distribution, on its dense or its fused score (robust z-score above the level at which,
-under a normal null, less than one paper of the corpus would pass by chance: z > Φ⁻¹(1 - 1/N)), (3) its best
-chunk's cosine is at least ``tuning.which_min_cosine``, and (4) the corpus does not lack the criterion (the
-answerable model, as ``ask`` decides). With an LLM configured, a looser candidate set is judged in batches by the
-model. Two criteria are read otherwise: "papers that introduce X" by each paper's contribution sentence, and a
-criterion about a name ("evaluated on ImageNet", "use MuJoCo": :func:`.names.criterion_name`) by the papers that
-write it, since a name is never paraphrased. (A model fitted on 247 labelled criteria instead of the rule was
-measured and not adopted: docs/decisions.md.)
+record: each paper's best-chunk cosine, BM25 and the two fused as search fuses them), unless the corpus lacks the
+criterion (the answerable model, as ``ask`` decides). Offline, the criterion is read by the question encoder and a
+paper qualifies when the fitted `which` model (:mod:`.which_model`) gives it at least its threshold. The hand rule
+it replaced (:func:`meets_hand_rule`) still decides ``summarize``'s papers (``precise``), where a wrong paper costs
+more than a missing one: (1) the fused score within ``tuning.which_ratio`` of the best paper's, (2) an outlier for
+the criterion against the corpus's own distribution, on its dense or its fused score (robust z-score above the level
+at which, under a normal null, less than one paper of the corpus would pass by chance: z > Φ⁻¹(1 - 1/N)), and (3) a
+best chunk's cosine of at least ``tuning.which_min_cosine``. With an LLM configured, a looser candidate set is
+judged in batches by the model. Two criteria are read otherwise: "papers that introduce X" by each paper's
+contribution sentence, and a criterion about a name ("evaluated on ImageNet", "use MuJoCo":
+:func:`.names.criterion_name`) by the papers that write it, since a name is never paraphrased.
 
 ``summarize`` takes the area's papers, clusters their vectors into themes (Ward linkage on
 unit vectors), labels each theme by its distinctive terms, and gives each paper its one-line
@@ -27,6 +28,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from assistant.qa import which_model
 from assistant.qa.answer import Citation, area_hits, corpus_verdict, is_unsure, retrieve
 from assistant.config import Settings, TuningSettings
 from assistant.search.names import criterion_name, papers_writing
@@ -141,17 +143,14 @@ def best_sentence(retriever: Retriever, query: str, qvec: np.ndarray, paper, pre
     return sentences[int(np.argmax(score))]
 
 
-def _robust_z(x: np.ndarray) -> np.ndarray:
-    med = float(np.median(x))
-    mad = float(np.median(np.abs(x - med))) * 1.4826 or 1e-6
-    return (x - med) / mad
-
-
-def which(retriever: Retriever, criterion: str, settings: Settings | None = None) -> WhichResult:
+def which(retriever: Retriever, criterion: str, settings: Settings | None = None,
+          precise: bool = False) -> WhichResult:
     """Every paper in the index that meets the criterion, each with the sentence that qualifies it (the
-    criterion read with its typos mended, as search reads a query)."""
+    criterion read with its typos mended, as search reads a query). Offline, a topical criterion is decided by the
+    fitted `which` model (:mod:`.which_model`); ``precise``: by the hand rule (:func:`meets_hand_rule`) instead, which
+    lists fewer of the papers that meet it and fewer that do not (``summarize``'s papers)."""
     settings = settings or retriever.settings
-    result = _which(retriever, retriever.mend(criterion), settings)
+    result = _which(retriever, retriever.mend(criterion), settings, precise)
     if result.criterion != criterion:
         result.criterion, result.read_as = criterion, result.criterion
     return result
@@ -212,14 +211,20 @@ def meets_hand_rule(reading: WhichReading, tuning: TuningSettings) -> np.ndarray
     outlier on the dense or the fused score (robust z above the level at which, under a normal null, less than one
     paper of the corpus would pass by chance), and a best-chunk cosine of at least ``tuning.which_min_cosine``."""
     z_cut = NormalDist().inv_cdf(1 - 1 / max(len(reading.ids), 2))
-    outlier = (_robust_z(reading.dense) >= z_cut) | (_robust_z(reading.fused) >= z_cut)
+    outlier = (which_model.robust_z(reading.dense) >= z_cut) | (which_model.robust_z(reading.fused) >= z_cut)
     ratio = reading.fused / max(float(reading.fused.max()), 1e-9)
     return (ratio >= tuning.which_ratio) & outlier & (reading.dense >= tuning.which_min_cosine)
 
 
-def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichResult:
+def _which(retriever: Retriever, criterion: str, settings: Settings, precise: bool) -> WhichResult:
     mode = "llm" if settings.llm_enabled else "extractive"
-    reading = read_criterion(retriever, criterion, settings)
+    fitted = None if mode == "llm" or precise else which_model.model()
+    qvec = None
+    if fitted is not None:  # the model was fitted on criteria read by the question encoder
+        from assistant.embed import query_encoder
+
+        qvec = query_encoder.encode(strip_leadin(criterion))
+    reading = read_criterion(retriever, criterion, settings, qvec=qvec)
     if reading is None:
         return WhichResult(criterion, [], mode)
     ids, dense, fused, query = reading.ids, reading.dense, reading.fused, reading.query
@@ -239,7 +244,7 @@ def _which(retriever: Retriever, criterion: str, settings: Settings) -> WhichRes
         keep = set(_llm_judge(settings, criterion, [papers[p] for p in candidates[:tuning.which_judged]]))
         chosen = [i for i in order if ids[i] in keep]
     else:
-        meets = meets_hand_rule(reading, tuning)
+        meets = meets_hand_rule(reading, tuning) if fitted is None else which_model.meets(reading, fitted)
         chosen = [i for i in order if ids[i] in kind or meets[i]]
     findings = [Finding(ids[i], papers[ids[i]].display_title,
                         kind.get(ids[i]) or (best_sentence(retriever, query, reading.qvec, papers[ids[i]])
@@ -415,7 +420,7 @@ def summarize(retriever: Retriever, area: str, settings: Settings | None = None,
 def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: int) -> Summary:
     from assistant.text.terms import stem_terms
 
-    found = which(retriever, area, settings.replace(llm_mode="off"))
+    found = which(retriever, area, settings.replace(llm_mode="off"), precise=True)
     ids = [f.paper_id for f in found.papers]
     # besides `which`'s papers, those an area answer to it cites; an area the corpus lacks (the answerable model,
     # as `ask` decides) lists nothing
