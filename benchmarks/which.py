@@ -4,18 +4,20 @@ Labels: ``benchmarks/data/which_labels.jsonl``, 27 criteria over the bundled 95-
 ("papers using diffusion models", "papers on LLM-based agents", ...), each labelled by reading all 95
 abstracts: ``papers`` meet it (a substantial part of what the paper does), ``borderline`` are
 arguable and not scored either way; topics the corpus does not cover have empty lists. The labels were made
-without looking at any ranking. The held-out sets (``data/heldout/which_blind.jsonl``, ``which_blind_2.jsonl``) are
+without looking at any ranking. The held-out sets (``data/heldout/which_blind*.jsonl``) are
 read the same way with ``--labels``.
 
-Scored, in this run, on the shipped ``assistant.qa.synthesis.which`` (offline: the hand rule, fused score >= 0.6 of
-the best, an outlier on dense or fused, cosine >= 0.3, chosen on which_labels.jsonl), the rule before it (a
-dense-only outlier with a per-paper cosine >= the 0.41 gate), and the fitted `which` model measured and not adopted
+Scored, in this run, on the shipped ``assistant.qa.synthesis.which`` (offline, since 2026-12-07: the fitted `which`
+model on the question encoder's reading, assistant/data/which.json; docs/decisions.md), the hand rule it replaced and
+``summarize`` still lists (``which(..., precise=True)``: fused score >= 0.6 of the best, an outlier on dense or fused,
+cosine >= 0.3, chosen on which_labels.jsonl), the rule before that (a dense-only outlier with a per-paper cosine >=
+the 0.41 gate), and the fitted `which` model on the embedder's reading, measured and not adopted
 (training/fit_which.py, saved in results/which_model.json: at its threshold, chosen on the training criteria, and
 at others, so a person can see the curve it sits on; never chosen here). Where this checkout has the criterion
 encoder's weights (shipped: assistant/data/query_encoder.npz, training/criteria_train.py) and its model
-(training/fit_which.py --encoder -> results/which_encoder_model.json), also that candidate, measured and not
-adopted (docs/reader.md; that model was fitted on the eighth session's readings by the encoder trained without the
-contrasting pairs: refit it with fit_which.py --encoder before reading its row against the shipped weights).
+(training/fit_which.py --encoder --folds -> results/which_encoder_model.json), also the eighth session's candidate,
+measured and not adopted (docs/reader.md; fitted on 847 criteria read by that session's encoders, without the
+contrasting pairs; the shipped model is the fit on the shipped encoder's reading).
 
     python benchmarks/which.py [--labels FILE] [--index-dir DIR] [--json OUT]
 """
@@ -105,12 +107,15 @@ def main() -> int:
         return {i["criterion"]: [f.paper_id for f in synthesis.which(retriever, i["criterion"]).papers] for i in labels}
 
     default = shipped()
+    rule = {i["criterion"]: [f.paper_id for f in synthesis.which(retriever, i["criterion"], precise=True).papers]
+            for i in labels}
     previous = {i["criterion"]: previous_rule(retriever, i["criterion"]) for i in labels}
     model = load_model()
     fitted = {i["criterion"]: listed_at(retriever, i["criterion"], decision(model)) for i in labels}
     result = {"labels": str(args.labels.name), "criteria": len(labels),
-              "shipped": {"ratio": settings.tuning.which_ratio, "min_cosine": settings.tuning.which_min_cosine,
-                          **score(default, labels)},
+              "shipped": score(default, labels),
+              "hand_rule": {"ratio": settings.tuning.which_ratio, "min_cosine": settings.tuning.which_min_cosine,
+                            **score(rule, labels)},
               "fitted_not_adopted": {"threshold": model.threshold, **score(fitted, labels)},
               "previous": score(previous, labels), "per_criterion": [], "grid": []}
     if query_encoder.available() and ENCODED.exists():  # the criterion encoder and its model, not adopted
@@ -136,10 +141,11 @@ def main() -> int:
     print("\n(borderline papers are neither right nor wrong; 'listed' excludes them)\n")
     print(f"{'rule':40} {'precision':>9} {'recall':>6} {'F1':>5} {'listed for absent topics':>25}")
     for name, s in (("previous (dense outlier, cosine >= gate)", result["previous"]),
-                    (f"shipped (ratio {settings.tuning.which_ratio}, cosine >= {settings.tuning.which_min_cosine})",
-                     result["shipped"]),
-                    (f"fitted, not adopted (p >= {model.threshold})", result["fitted_not_adopted"]),
-                    *([("criterion encoder + its model, not adopted", result["encoder_not_adopted"])]
+                    (f"hand rule (ratio {settings.tuning.which_ratio}, cosine >= "
+                     f"{settings.tuning.which_min_cosine})", result["hand_rule"]),
+                    ("shipped (encoder + which.json)", result["shipped"]),
+                    (f"embedder's reading, model (p >= {model.threshold})", result["fitted_not_adopted"]),
+                    *([("session 8 encoder model, not adopted", result["encoder_not_adopted"])]
                       if "encoder_not_adopted" in result else [])):
         print(f"{name:40} {s['precision']:9.3f} {s['recall']:6.3f} {s['f1']:5.3f} {s['listed_for_absent_topics']:25}")
     for g in result["grid"]:
