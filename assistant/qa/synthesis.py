@@ -161,7 +161,7 @@ class WhichReading:
     """How ``which`` reads a criterion against every paper of the index, before it decides: each paper's best-chunk
     cosine (``dense``), its BM25 score and the two fused as search fuses them; the name the criterion is about, and
     for a criterion about no name, the papers whose contribution sentence is the kind of paper asked for and the
-    answerable model's verdict (what :func:`_which` decides on, and what training/fit_which.py's measured model read)."""
+    answerable model's verdict (what :func:`_which` decides on: the fitted model, :mod:`.which_model`, or the hand rule)."""
 
     query: str
     qvec: np.ndarray
@@ -179,8 +179,8 @@ class WhichReading:
 def read_criterion(retriever: Retriever, criterion: str, settings: Settings,
                    qvec: np.ndarray | None = None) -> WhichReading | None:
     """The criterion read against every paper (None when the index has none in reach). ``qvec``: the criterion's
-    vector made elsewhere (training/fit_which.py --encoder measures the criterion encoder this way); by default the
-    embedder's, as for a question."""
+    vector made elsewhere (the question encoder's, which the fitted model reads; training/fit_which.py --encoder
+    fits it so); by default the embedder's, as for a question (the hand rule's and the LLM judge's reading)."""
     query = strip_leadin(criterion)
     qvec = retriever.embed_query(query) if qvec is None else qvec
     ids, dense = _paper_scores(retriever, qvec)
