@@ -91,9 +91,9 @@ class Step:
         if self.name == "which":  # the labelled criteria over their slices, and which_labels over the bundled corpus
             labelled = sorted((ROOT / "training" / "inputs").glob("slice_*_criteria.jsonl")) + sorted(
                 (ROOT / "training" / "inputs").glob("slice_*_ids.txt"))
-            return [papers, BENCH / "corpora" / "arxiv_a.jsonl", ROOT / "training" / "inputs" / "arxiv_a_criteria.jsonl",
-                    *labelled, BENCH / "which_labels.jsonl", DATA / "decisions.json", DATA / "parts.json",
-                    DATA / "query_encoder.npz", DATA / "background.npz"]
+            return [papers, BENCH / "corpora" / "arxiv_a.jsonl",
+                    ROOT / "training" / "inputs" / "arxiv_a_criteria.jsonl", *labelled, BENCH / "which_labels.jsonl",
+                    DATA / "decisions.json", DATA / "parts.json", DATA / "query_encoder.npz", DATA / "background.npz"]
         return [*_question_files(), DATA / "decisions.json", DATA / "query_encoder.npz"]  # sentences
 
 

@@ -161,7 +161,8 @@ class WhichReading:
     """How ``which`` reads a criterion against every paper of the index, before it decides: each paper's best-chunk
     cosine (``dense``), its BM25 score and the two fused as search fuses them; the name the criterion is about, and
     for a criterion about no name, the papers whose contribution sentence is the kind of paper asked for and the
-    answerable model's verdict (what :func:`_which` decides on: the fitted model, :mod:`.which_model`, or the hand rule)."""
+    answerable model's verdict (what :func:`_which` decides on: the fitted model, :mod:`.which_model`, or the hand
+    rule)."""
 
     query: str
     qvec: np.ndarray
