@@ -23,6 +23,7 @@ from pathlib import Path
 
 import _training  # noqa: F401  (training/ on sys.path: the fits' library)
 from _results import save
+from which import prf
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -51,9 +52,7 @@ def tally(rows: list[dict], key: str) -> dict:
         gold = set(r["papers"])
         tp, fp, fn = tp + len(got & gold), fp + len(got - gold), fn + len(gold - got)
         twin += len(got & r["twin"])
-    p, rc = tp / max(tp + fp, 1), tp / max(tp + fn, 1)
-    return {"precision": round(p, 3), "recall": round(rc, 3), "f1": round(2 * p * rc / max(p + rc, 1e-9), 3),
-            "twin_papers_listed": twin, "listed": tp + fp}
+    return {**prf(tp, fp, fn), "twin_papers_listed": twin, "listed": tp + fp}
 
 
 def main() -> int:

@@ -38,11 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _inputs import INPUTS, PAPERS, read_jsonl, sha256  # noqa: E402
 from fit_decisions import HERE, INDEX_DIR, ROOT, as_dict, corpus_settings, fit, predict  # noqa: E402
 
-OUT = ROOT / "benchmarks" / "results" / "which_model.json"
-ENCODED = ROOT / "benchmarks" / "results" / "which_encoder_model.json"
-
 from assistant.qa.which_model import FEATURES as WHICH_FEATURES  # noqa: E402
 from assistant.qa.which_model import features as which_features  # noqa: E402
+
+OUT = ROOT / "benchmarks" / "results" / "which_model.json"
+ENCODED = ROOT / "benchmarks" / "results" / "which_encoder_model.json"
 
 
 def load_model(path: Path = OUT):
@@ -56,6 +56,8 @@ def decision(model, threshold: float | None = None):
     """``reading -> bool mask``: the saved model's decision on each paper of a reading, at its threshold or this."""
     cut = model.threshold if threshold is None else threshold
     return lambda reading: model.probability(which_features(reading)) >= cut
+
+
 C = 1.0
 GRID = [round(float(t), 3) for t in np.arange(0.05, 0.95, 0.025)]
 
