@@ -137,7 +137,7 @@ def retrieve(retriever: Retriever, question: str, k: int, read_parts: bool = Tru
     named = [pid for pid in retriever.named(mended) if pid not in _outside(retriever)]
     top3 = [h.paper_id for h in found.hits[:3]]
     if named and not all(pid in [h.paper_id for h in found.hits] for pid in named):
-        found.hits = _with_papers(retriever, found, named)
+        found = dc_replace(found, hits=_with_papers(retriever, found, named))
     s = decide.signals(retriever, mended, found, named=named[0] if named else None)
     probability = decide.answerable_probability(s)
     answerable = bool(found.hits) and (bool(named) or probability >= decide.models()["answerable"].threshold)
@@ -162,8 +162,8 @@ def retrieve(retriever: Retriever, question: str, k: int, read_parts: bool = Tru
                                                              area=s.question["area"], papers_only=True))
     out = dc_replace(ordered, hits=hits[:k], intent="area" if area and not named else "paper",
                      relevance={h.paper_id: float(p) for h, p in zip(hits, relevance)}, named=named,
-                     probability=probability, order=order, parts=reading.parts if apart else ())
-    out.typed = question if mended != question else None
+                     probability=probability, order=order, parts=reading.parts if apart else (),
+                     typed=question if mended != question else None)
     return out
 
 
@@ -286,7 +286,7 @@ def answer_question(retriever: Retriever, question: str, settings: Settings | No
         full = retrieve(retriever, retrieval_query or question, max(k, 10),
                         read_parts=retrieval_query in (None, typed, question))
         if retrieval_query not in (None, typed, question):  # a follow-up: the question asked is still this one
-            full.answerable = full.answerable and bool(full.hits)
+            full = dc_replace(full, answerable=full.answerable and bool(full.hits))
     retrieval = dc_replace(full, hits=full.hits[:k])
     mode = "llm" if settings.llm_enabled else "extractive"
     # answered below the answerable model's even odds: said above the answer, and told to the LLM; not of a

@@ -43,9 +43,10 @@ class Hit:
             | ({"likelihood": round(self.likelihood, 4)} if self.likelihood is not None else {})
 
 
-@dataclass
+@dataclass(frozen=True)
 class Retrieval:
-    """Ranked hits for a query plus the gate's verdict."""
+    """Ranked hits for a query plus the gate's verdict. Immutable: a later stage makes a new one
+    (:func:`dataclasses.replace`)."""
 
     query: str
     hits: list[Hit]
@@ -293,9 +294,7 @@ class Retriever:
             # nothing mended: mend's search of this query, 10 deep from the same pool, is this search
             return replace(probe, hits=probe.hits[:k])
         found = self._search(mended, k, candidates, rerank)
-        if mended != query:
-            found.typed = query
-        return found
+        return replace(found, typed=query) if mended != query else found
 
     def _key(self, query: str) -> tuple:
         return query, None if self.allowed is None else frozenset(self.allowed)  # hits depend on the filter
