@@ -35,6 +35,9 @@ def run(tree: Path, files: list[Path], work: Path, seed: int = 0) -> dict[str, l
            "PYTHONWARNINGS": "ignore", "PYTHONHASHSEED": str(seed)}
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ASSISTANT_INDEX_DIR", "ASSISTANT_CHROMA_URL"):
         env.pop(var, None)
+    # only the default index directory builds the bundled corpus on first use: build this one first
+    subprocess.run([sys.executable, "-m", "assistant", "--index-dir", str(work / "idx"), "ingest", "--json"], cwd=tree,
+                   env=env, capture_output=True, text=True, check=True)
     out = {}
     for f in files:
         print(f"  {tree.name}: {f.name}", file=sys.stderr, flush=True)
