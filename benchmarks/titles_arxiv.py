@@ -53,15 +53,24 @@ COMMON = 300
 CLAUSE = re.compile(r"^(?:we|our|this (?:paper|work|study))\b|\s(?:is|are|was|were|can|could|has|have|will)\s", re.I)
 
 
+def held_out_ids() -> set[str]:
+    """The papers of every held-out arXiv slice."""
+    return {json.loads(line)["id"] for p in (HERE / "data" / "heldout").glob("arxiv300*.jsonl")
+            if not p.stem.endswith("_questions") for line in p.read_text().splitlines() if line.strip()}
+
+
+def read_papers() -> list[dict]:
+    """The arXiv abstracts that have a title."""
+    with lzma.open(PAPERS, "rt", encoding="utf-8") as f:
+        return [r for r in map(json.loads, f) if r.get("title")]
+
+
 def samples(n: int) -> dict[str, list[dict]]:
     """The dev and eval samples, and the stems common across all the papers they are drawn from."""
     from assistant.text.terms import stem_terms
 
-    held = {json.loads(line)["id"] for p in (HERE / "data" / "heldout").glob("arxiv300*.jsonl")
-            if not p.stem.endswith("_questions") for line in p.read_text().splitlines() if line.strip()}
-    with lzma.open(PAPERS, "rt", encoding="utf-8") as f:
-        papers = [r for r in map(json.loads, f) if r.get("title") and r["id"] not in held]
-    papers.sort(key=lambda r: r["id"])
+    held = held_out_ids()
+    papers = sorted((r for r in read_papers() if r["id"] not in held), key=lambda r: r["id"])
     dev = random.Random(SEEDS["dev"]).sample(papers, n)
     taken = {r["id"] for r in dev}
     rest = [r for r in papers if r["id"] not in taken]
