@@ -207,6 +207,11 @@ class TuningSettings(_Group):
                                     "its cosine + this x the share of the question's terms it holds. Hand-set.")
     among_min_cosine: float = _tuned(0.35, "Chat's choice among cited papers answers \"none of them\" when no "
                                            "cited paper's closest sentence scores this much. Hand-set.")
+    among_area_list: int = _tuned(5, "Chat's choice (\"which of them ...?\") after an area question answered with "
+                                     "fewer than two papers is among that question's papers: those it cited, then "
+                                     "those its search ranked next, this many in all (5 and 3 compared on the training "
+                                     "conversations of benchmarks/data/among and the development set, "
+                                     "docs/log/research-log.md 2026-12-07, sixteenth session).", ge=2)
     among_margin: float = _tuned(0.0, "Chat's choice among cited papers: those within this of the best one "
                                       "answer together (0: the one that stands out; the hand-set 0.05 chosen again "
                                       "on the training choices of benchmarks/data/among and the development set, "

@@ -308,6 +308,52 @@ def test_which_of_them_chooses_among_the_papers_the_answer_cited(conversation):
     assert bound.answerable and bound.citations[0].paper_id == FL_DP
 
 
+SEQUENCE_MODELS = "New sequence-model architectures beyond standard transformers?"
+IEEG = "003_22ceaf1a0eb8de0c#5"  # a foundation model for long-term iEEG recordings, ranked fifth for SEQUENCE_MODELS
+
+
+def test_which_of_them_after_an_area_answer_citing_one_paper_chooses_among_that_questions_papers(conversation):
+    """An area question answered with one paper leaves no list; "any built for brain recordings?" was read as a
+    follow-up on that one paper. "Them" is the papers the area question found: those it cited, then those its
+    search ranked next (tuning.among_area_list), and the answer says where they come from."""
+    first = conversation.ask(SEQUENCE_MODELS)
+    assert first.intent == "area" and first.answerable and len(first.citations) == 1
+    assert IEEG in [h.paper_id for h in first.retrieved[:conversation.settings.tuning.among_area_list]]
+    brain = conversation.ask("Any built for brain recordings?")
+    assert [c.paper_id for c in brain.citations] == [IEEG]
+    assert brain.text.startswith(f"From the {conversation.settings.tuning.among_area_list} papers found for the "
+                                 "earlier question:")
+
+
+def test_none_of_an_area_questions_papers_says_they_were_found_not_cited(conversation):
+    first = conversation.ask("What do you have about repurposing pretrained diffusion models without retraining?")
+    assert first.intent == "area" and len(first.citations) == 1
+    audio = conversation.ask("any of those applied to audio?")
+    assert not audio.answerable and audio.citations == []
+    assert audio.text == (f"None of the {conversation.settings.tuning.among_area_list} papers found for the earlier "
+                          "question addresses this.")
+
+
+def test_after_a_question_asking_for_one_paper_there_is_no_them_to_choose_among(conversation):
+    first = conversation.ask("How does MergOPT work?")
+    assert first.intent == "paper"
+    assert conversation.kind("which of them use reinforcement learning?") != "among"
+
+
+def test_with_an_llm_an_area_answer_citing_one_paper_sends_that_questions_papers(bundled_index_dir,
+                                                                                  mocked_openai_chat):
+    conv = _llm_conversation(bundled_index_dir, mocked_openai_chat,
+                             ["One such architecture is [1].", "The iEEG model [5] is."])
+    first = conv.ask(SEQUENCE_MODELS)
+    assert first.intent == "area" and len(first.citations) == 1
+    conv.ask("Any built for brain recordings?")
+    assert mocked_openai_chat.call_count == 2  # no condense call: "them" is the area question's papers
+    user = json.loads(mocked_openai_chat.calls[1].request.content)["messages"][-1]["content"]
+    sent = re.findall(r'<source [^>]*id="([^"]+)"', user)
+    assert len(sent) == conv.settings.tuning.among_area_list and IEEG in sent
+    assert "(The user means the papers below, found for the previous question.)" in user
+
+
 def test_which_of_them_answers_from_every_one_that_holds_it_when_none_stands_out(conversation):
     """"Which of them are benchmarks?" when both are: both, not only the one ranked first (nor "none of them")."""
     benchmarks = {"000_c647aebf503422f2#3", "001_920fbba894271a85#3"}

@@ -222,7 +222,9 @@ class Conversation:
     def _choices(self) -> list[tuple[str, str]]:
         """The papers a choice would be between: those the latest of the last 5 answers that cited several cited
         (after "which of them handles fairness?" and "what dataset does it use?", "do any of them use RL?" still
-        means the list), unless an answer since cited a paper not on it (a refused turn cites none)."""
+        means the list), unless an answer since cited a paper not on it (a refused turn cites none). With no such
+        list, after an area question answered with fewer than two papers ("what's there on X?" citing one), "them"
+        is that question's papers (:meth:`_area_list`)."""
         since: set[str] = set()  # the papers the answers after the list cited
         for turn in reversed(self.turns[-5:]):
             papers = list(dict.fromkeys((x.paper_id, x.title) for x in _cited(turn.answer)))
@@ -231,7 +233,25 @@ class Conversation:
                 # after a list of RL papers): "them" is no longer the list
                 return papers if since <= {pid for pid, _ in papers} else []
             since |= {pid for pid, _ in papers}
-        return []
+        return self._area_list() if self.turns else []
+
+    def _all_cited(self, papers: list[tuple[str, str]]) -> bool:
+        """Whether every one of ``papers`` was cited in the last 5 turns (a list of citations, not an area list)."""
+        cited = {x.paper_id for t in self.turns[-5:] for x in _cited(t.answer)}
+        return {pid for pid, _ in papers} <= cited
+
+    def _area_list(self) -> list[tuple[str, str]]:
+        """The papers of the area question a follow-up reads (:attr:`context`), when it was answered: those it cited,
+        then those its search ranked next, tuning.among_area_list in all; [] after a question asking for one paper
+        (which has no "them") or a refusal (which found nothing on it). Measured on the training and development
+        conversations (docs/log/research-log.md, 2026-12-07, sixteenth session)."""
+        prev = self.context.answer
+        if prev.intent != "area" or not prev.answerable:
+            return []
+        listed: dict[str, str] = {}
+        for x in [*_cited(prev), *prev.retrieved]:
+            listed.setdefault(x.paper_id, x.title)
+        return list(listed.items())[:self.settings.tuning.among_area_list]
 
     def starts_afresh(self, question: str) -> bool:
         """Whether a question leaves the conversation's paper: it reads as a new question ("Different question: is
@@ -439,7 +459,8 @@ class Conversation:
             if set(self.retriever.named(question)) - set(best):
                 return None  # "the one with MergOPT": none of them is; the corpus has it
             none = f"writes {name}" if name else "addresses this"
-            return Answer(question=question, text=f"None of the {len(among)} papers cited earlier {none}.",
+            which = "cited earlier" if self._all_cited(among) else "found for the earlier question"
+            return Answer(question=question, text=f"None of the {len(among)} papers {which} {none}.",
                           mode="llm" if self.settings.llm_enabled else "extractive", answerable=False)
         if self.settings.llm_enabled and name is None:
             # an LLM reads every abstract and chooses by meaning, which the cosine cannot always do ("which of
@@ -447,10 +468,14 @@ class Conversation:
             # only what it uses, and its citations are checked
             chosen = [pid for pid, _ in among if pid in best]
         chosen.sort(key=lambda pid: -best[pid])
-        told = f"{question} (The user means the papers below, from the previous answer.)" \
-            if self.settings.llm_enabled else asked
+        source = "from the previous answer" if self._all_cited(among) else "found for the previous question"
+        told = f"{question} (The user means the papers below, {source}.)" if self.settings.llm_enabled else asked
         answer = answer_question(self.retriever.within(chosen), told, self.settings, on_token=on_token,
                                  retrieval_query=asked, k=len(chosen), pinned=chosen)
+        if not self.settings.llm_enabled and answer.answerable and not self._all_cited(among):
+            # papers the user has not seen cited: say where they come from (an LLM is told so, above)
+            lead = f"From the {len(among)} papers found for the earlier question:\n"
+            return answer.model_copy(update={"question": question, "text": lead + answer.text})
         return answer.model_copy(update={"question": question})
 
 
