@@ -340,6 +340,18 @@ def test_after_a_question_asking_for_one_paper_there_is_no_them_to_choose_among(
     assert conversation.kind("which of them use reinforcement learning?") != "among"
 
 
+def test_an_area_answer_whose_search_found_one_paper_leaves_no_choice(conversation):
+    """A choice is among several: an area answer whose search found only the paper it cited has no "them"."""
+    from assistant.qa.answer import Answer, Citation
+    from assistant.search.retrieve import Hit
+
+    hit = Hit(paper_id=RESFL, title="RESFL", score=0.5, snippet="s")
+    conversation.resume([Answer(question="fairness in federated learning?", text="- s [1]", mode="extractive",
+                                answerable=True, intent="area", sources=[hit], retrieved=[hit],
+                                citations=[Citation(n=1, paper_id=RESFL, title="RESFL", snippet="s", score=0.5)])])
+    assert conversation.kind("which of them use reinforcement learning?") != "among"
+
+
 def test_with_an_llm_an_area_answer_citing_one_paper_sends_that_questions_papers(bundled_index_dir,
                                                                                   mocked_openai_chat):
     conv = _llm_conversation(bundled_index_dir, mocked_openai_chat,

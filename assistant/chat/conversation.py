@@ -251,7 +251,8 @@ class Conversation:
         listed: dict[str, str] = {}
         for x in [*_cited(prev), *prev.retrieved]:
             listed.setdefault(x.paper_id, x.title)
-        return list(listed.items())[:self.settings.tuning.among_area_list]
+        papers = list(listed.items())[:self.settings.tuning.among_area_list]
+        return papers if len(papers) >= 2 else []  # a choice is among several
 
     def starts_afresh(self, question: str) -> bool:
         """Whether a question leaves the conversation's paper: it reads as a new question ("Different question: is
