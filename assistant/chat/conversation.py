@@ -450,6 +450,7 @@ class Conversation:
         best = self._closest_sentences(asked, [pid for pid, _ in among])
         if not best:
             return None
+        cited = self._all_cited(among)  # a list of citations, else an area question's papers (:meth:`_area_list`)
         name = criterion_name(self.retriever.index, asked)
         if name is not None:
             papers = self.retriever.papers()
@@ -460,7 +461,7 @@ class Conversation:
             if set(self.retriever.named(question)) - set(best):
                 return None  # "the one with MergOPT": none of them is; the corpus has it
             none = f"writes {name}" if name else "addresses this"
-            which = "cited earlier" if self._all_cited(among) else "found for the earlier question"
+            which = "cited earlier" if cited else "found for the earlier question"
             return Answer(question=question, text=f"None of the {len(among)} papers {which} {none}.",
                           mode="llm" if self.settings.llm_enabled else "extractive", answerable=False)
         if self.settings.llm_enabled and name is None:
@@ -469,11 +470,11 @@ class Conversation:
             # only what it uses, and its citations are checked
             chosen = [pid for pid, _ in among if pid in best]
         chosen.sort(key=lambda pid: -best[pid])
-        source = "from the previous answer" if self._all_cited(among) else "found for the previous question"
+        source = "from the previous answer" if cited else "found for the previous question"
         told = f"{question} (The user means the papers below, {source}.)" if self.settings.llm_enabled else asked
         answer = answer_question(self.retriever.within(chosen), told, self.settings, on_token=on_token,
                                  retrieval_query=asked, k=len(chosen), pinned=chosen)
-        if not self.settings.llm_enabled and answer.answerable and not self._all_cited(among):
+        if not self.settings.llm_enabled and answer.answerable and not cited:
             # papers the user has not seen cited: say where they come from (an LLM is told so, above)
             lead = f"From the {len(among)} papers found for the earlier question:\n"
             return answer.model_copy(update={"question": question, "text": lead + answer.text})
