@@ -103,6 +103,24 @@ def test_readable_title_starts_with_the_name_the_abstract_introduces(abstract, t
     assert readable_title(abstract) == title
 
 
+def test_a_bare_framework_title_reads_on_to_what_it_does():
+    """"X, a framework that ..." is not shown as "X: a framework": the clause says what it does, cut only before a
+    whole modifier; a clause that points back to earlier sentences or stops at its verb is left out."""
+    assert readable_title("Large models struggle. To address this, we introduce DeepEyes, a model that learns to "
+                          "think with images, trained end-to-end.") \
+        == "DeepEyes: a model that learns to think with images"
+    assert readable_title("We present VeriTrip, a verifiable benchmark designed for travel planning agents. It has "
+                          "500 tasks.") == "VeriTrip: a verifiable benchmark designed for travel planning agents"
+    # too long whole: cut before "under", not before "for" (which left "a human-in-the-loop framework")
+    assert readable_title("We introduce CLExEval, a human-in-the-loop framework for evaluating LLM clinical reasoning "
+                          "under progressive information masking.") \
+        == "CLExEval: a human-in-the-loop framework for evaluating LLM clinical reasoning"
+    assert readable_title("We propose SkillFoundry, a self-evolving framework that converts such resources into "
+                          "skills.") == "SkillFoundry: a self-evolving framework"
+    assert readable_title("We propose CLarGen, a decoupled framework that separates, in two stages, layout and "
+                          "content.") == "CLarGen: a decoupled framework"
+
+
 def test_no_bundled_title_reads_as_a_sentence_cut_mid_phrase():
     """Every derived title of the bundled corpus is shown as a whole phrase: no ellipsis, no dangling last word;
     the stored one (what retrieval reads) is unchanged."""
@@ -120,6 +138,7 @@ def test_no_bundled_title_reads_as_a_sentence_cut_mid_phrase():
     assert titles["002_20c6bded0bdf1017#9"] == "ASIDE: a new architectural element"
     assert titles["004_b9c85a56bb10ecbe#5"].startswith("RESFL: ")
     assert titles["002_20c6bded0bdf1017#6"] == "RADAR: Reasoning–Ability and Difficulty-Aware Routing"
+    assert titles["000_c647aebf503422f2#14"] == "DeepEyes: a model that learns to “think with images”"
 
 
 def test_every_bundled_title_is_short_and_nonempty():

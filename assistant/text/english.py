@@ -213,6 +213,25 @@ LIST_MODIFIER = re.compile(r"^[a-z]+(?:-[a-z]+)+$|^[a-z]+(?:ed|al|ive|ing|ic|ous
 #: Prepositions a noun phrase may go on with.
 PREPOSITIONS = {"of", "for", "in", "with", "via", "on", "by", "from"}
 
+#: Words after a bare noun phrase ("a framework", "a new benchmark") that go on to say what it is or does: a title
+#: reads on through them ("a framework that integrates ...", "a benchmark designed for ...").
+CLAUSE_GOES_ON = {"that", "which", "designed", "tailored", "built", "trained", "grounded", "centered", "consisting",
+                  "comprising", "spanning", "enabling", "allowing", "using"}
+
+#: Where such a clause ends: punctuation, a dash, a bracket, or another clause ("..., while", "... and show").
+CLAUSE_STOP = re.compile(r"\s*[,;:(\[]|\s+[-–—]+\s|---|\s*—|\.\s"
+                         r"|\s+(?:while|whereas|but|thereby|so that|which|where|whether|how|what|if)\b"
+                         r"|\s+and\s+(?:show|shows|demonstrate|find|prove|evaluate|use|apply|release|provide|"
+                         r"achieve)\b")
+
+#: Words that point back to what the abstract said before: a title read alone cannot hold them ("... that
+#: converts such resources", "... that addresses both jointly").
+ANAPHORA = {"this", "these", "those", "such", "both", "it", "its", "them", "their", "they", "aforementioned", "above"}
+
+#: Where a noun phrase too long for a title may be cut: before a preposition that opens its last modifier.
+CUT_BEFORE = PREPOSITIONS | {"under", "across", "through", "over", "into", "without", "against", "among", "within",
+                             "beyond", "toward", "towards", "at", "using", "via", "during", "after", "before"}
+
 #: Words that open a subordinate clause, not the sentence's subject ("While X has ..., Y ...").
 SUBORDINATE_OPENERS = {"while", "although", "though", "despite", "under", "as", "since", "when", "with", "in",
                        "given", "because", "whereas", "unlike", "beyond", "for", "to", "after", "before", "through",

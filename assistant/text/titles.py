@@ -7,9 +7,9 @@ import functools
 import re
 
 from assistant.text.english import (
-    APPOSITIVE_NAME, AUTHORS_DO, CALLED_NAME, DANGLING_WORDS, FINITE_VERB, INTRODUCES_LATE, LIST_BREAKS,
-    LIST_MODIFIER, NOT_COINED, NOT_NAMES, NOT_STUDIED, OPENS_NOUN_PHRASE, PHRASE_END, PREPOSITIONS, STUDIES,
-    SUBJECT_ENDING_VERB, SUBORDINATE_OPENERS, TITLE_INTRODUCES, TITLE_SMALL_WORDS, named_pattern)
+    ANAPHORA, APPOSITIVE_NAME, AUTHORS_DO, CALLED_NAME, CLAUSE_GOES_ON, CLAUSE_STOP, CUT_BEFORE, DANGLING_WORDS,
+    FINITE_VERB, INTRODUCES_LATE, LIST_BREAKS, LIST_MODIFIER, NOT_COINED, NOT_NAMES, NOT_STUDIED, OPENS_NOUN_PHRASE,
+    PHRASE_END, STUDIES, SUBJECT_ENDING_VERB, SUBORDINATE_OPENERS, TITLE_INTRODUCES, TITLE_SMALL_WORDS, named_pattern)
 from assistant.text.latex import readable
 
 MAX_TITLE = 90
@@ -78,9 +78,11 @@ def _expansion(before: str, abbr: str) -> str | None:
     return None
 
 
-def _phrase(text: str, limit: int = MAX_TITLE) -> str:
+def _phrase(text: str, limit: int = MAX_TITLE, extend: bool = False) -> str:
     """``text`` up to where its first noun phrase ends, shortened by whole trailing prepositional phrases
-    until it fits ``limit``; never ends on a preposition, article or conjunction. Empty when nothing fits."""
+    until it fits ``limit``; never ends on a preposition, article or conjunction. Empty when nothing fits. With
+    ``extend``, a bare phrase ("a framework") reads on through the clause that says what it does (:func:`_clause`).
+    """
     text = normalise_space(text)[: 3 * limit]  # a phrase longer than that is cut anyway; each step below is O(n)
     m = PHRASE_END.search(text)
     # a comma after one or two modifiers goes on to the noun they modify ("a scalable, training-free method",
@@ -93,9 +95,15 @@ def _phrase(text: str, limit: int = MAX_TITLE) -> str:
     if verb := FINITE_VERB.search(text, 0, end):  # a noun phrase has no finite verb: "... controller can be ..."
         end = verb.start()
     words = text[:end].rstrip(" .").split()
+    if extend and m and len(words) <= 3 and m.group().strip().lower() in CLAUSE_GOES_ON:
+        # "a framework" says nothing: what the clause after it says it does does ("a framework that integrates
+        # ... into ...", "a benchmark designed for ..."), kept only where it fits whole or cut before a modifier
+        longer = _clause(text, m.start(), limit)
+        if longer:
+            return longer
 
     def last_preposition():
-        return max((i for i, w in enumerate(words[:-1]) if i > 1 and w.lower() in PREPOSITIONS), default=None)
+        return max((i for i, w in enumerate(words[:-1]) if i > 1 and w.lower() in CUT_BEFORE), default=None)
 
     # before a comma the words may be the first of a list ("for fine-grained, identity-preserving ..."):
     # the prepositional phrase they end is dropped whole
@@ -106,6 +114,32 @@ def _phrase(text: str, limit: int = MAX_TITLE) -> str:
         words = words[:cut] if cut and len(" ".join(words)) > limit else words[:-1]
         while words and words[-1].lower() in DANGLING_WORDS:
             words = words[:-1]
+    return " ".join(words)
+
+
+def _clause(text: str, start: int, limit: int) -> str:
+    """``text`` through the clause that goes on from ``start`` (to the next punctuation or finite verb), cut before
+    its last modifiers to fit ``limit``; '' when it can only be cut mid-phrase."""
+    stop = CLAUSE_STOP.search(text, start + 1)
+    end = stop.start() if stop else len(text)
+    if verb := FINITE_VERB.search(text, start, end):
+        end = verb.start()
+    words = text[:end].rstrip(" .").split()
+    while words and (len(" ".join(words)) > limit or words[-1].lower() in DANGLING_WORDS):
+        if words[-1].lower() in DANGLING_WORDS:
+            words = words[:-1]
+            continue
+        cut = max((i for i, w in enumerate(words[:-1]) if i > 3 and w.lower() in CUT_BEFORE), default=None)
+        if cut is None:
+            return ""
+        words = words[:cut]
+        if len(words) > 2 and words[-2].lower() in CUT_BEFORE and words[-1].endswith("ing"):
+            words = words[:-2]  # "... without relying" (on what was cut): the modifier goes whole
+    pointing = any(w.lower().strip("()") in ANAPHORA or (w.lower() == "that" and words[i - 1].lower() in CUT_BEFORE)
+                   for i, w in enumerate(words))  # "that converts such resources", "an evolution of that benchmark"
+    verb_alone = re.search(r"\b(?:that|which)(?:\s+\w+ly)?\s+\S+$", " ".join(words))  # "... that separates"
+    if len(words) <= 4 or pointing or verb_alone:
+        return ""
     return " ".join(words)
 
 
@@ -121,7 +155,7 @@ def _modifiers_only(text: str) -> bool:
 
 def _named(name: str, desc: str | None) -> str:
     """``Name: a description`` cut to a whole phrase, or the name alone."""
-    desc = _phrase(desc or "", MAX_TITLE - len(name) - 2) if desc else ""
+    desc = _phrase(desc or "", MAX_TITLE - len(name) - 2, extend=True) if desc else ""
     return f"{name}: {desc}" if len(desc.split()) >= 2 else _cut(name)
 
 
