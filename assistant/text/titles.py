@@ -111,10 +111,18 @@ def _phrase(text: str, limit: int = MAX_TITLE, extend: bool = False) -> str:
         words = words[: last_preposition()]
     while words and (len(" ".join(words)) > limit or words[-1].lower() in DANGLING_WORDS):
         cut = last_preposition()
-        words = words[:cut] if cut and len(" ".join(words)) > limit else words[:-1]
+        words = words[:cut] if cut and len(" ".join(words)) > limit else _without_last(words)
         while words and words[-1].lower() in DANGLING_WORDS:
-            words = words[:-1]
+            words = _without_last(words)
     return " ".join(words)
+
+
+def _without_last(words: list[str]) -> list[str]:
+    """``words`` less its last one; a word pointing back ("a solution optimizing both") takes the verb it is the
+    object of along."""
+    if words[-1].lower() in ANAPHORA and len(words) > 3 and words[-2].endswith("ing"):
+        return words[:-2]
+    return words[:-1]
 
 
 def _clause(text: str, start: int, limit: int) -> str:
