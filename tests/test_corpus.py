@@ -119,6 +119,10 @@ def test_a_bare_framework_title_reads_on_to_what_it_does():
                           "skills.") == "SkillFoundry: a self-evolving framework"
     assert readable_title("We propose CLarGen, a decoupled framework that separates, in two stages, layout and "
                           "content.") == "CLarGen: a decoupled framework"
+    # too long whole: cut before its second clause, not before "on" (which left too little to keep)
+    assert readable_title("We present MCP-SafetyBench, a comprehensive benchmark built on real MCP servers that "
+                          "supports realistic multi-turn evaluation across five domains.") \
+        == "MCP-SafetyBench: a comprehensive benchmark built on real MCP servers"
 
 
 def test_no_bundled_title_reads_as_a_sentence_cut_mid_phrase():

@@ -133,11 +133,13 @@ def _clause(text: str, start: int, limit: int) -> str:
     if verb := FINITE_VERB.search(text, start, end):
         end = verb.start()
     words = text[:end].rstrip(" .").split()
+    start_at = len(text[:start].split())
     while words and (len(" ".join(words)) > limit or words[-1].lower() in DANGLING_WORDS):
         if words[-1].lower() in DANGLING_WORDS:
             words = words[:-1]
             continue
-        cut = max((i for i, w in enumerate(words[:-1]) if i > 3 and w.lower() in CUT_BEFORE), default=None)
+        cut = max((i for i, w in enumerate(words[:-1]) if i > 3 and (w.lower() in CUT_BEFORE or (
+            w.lower() in {"that", "which"} and i > start_at + 1))), default=None)
         if cut is None:
             return ""
         words = words[:cut]
