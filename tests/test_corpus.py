@@ -125,6 +125,24 @@ def test_a_bare_framework_title_reads_on_to_what_it_does():
         == "MCP-SafetyBench: a comprehensive benchmark built on real MCP servers"
 
 
+@pytest.mark.parametrize("abstract,title", [
+    ("This paper presents ORPilot, an open-source agentic AI system for optimization modeling. It works.",
+     "ORPilot: an open-source agentic AI system for optimization modeling"),
+    ("We introduce iTRIALSPACE, a programmable evaluation framework for lung CT models. More.",
+     "iTRIALSPACE: a programmable evaluation framework for lung CT models"),
+    ("We present WBCBench 2026, an ISBI challenge for white blood cell classification. More.",
+     "WBCBench 2026: an ISBI challenge for white blood cell classification"),
+    ("We propose Flow Mismatching, an unsupervised anomaly detection method. Instead, we do more.",
+     "Flow Mismatching: an unsupervised anomaly detection method"),
+    ("We propose $\\mathtt{DeepInsightTheorem}$, a hierarchical dataset of informal proofs. More.",
+     "DeepInsightTheorem: a hierarchical dataset of informal proofs"),
+])
+def test_the_shown_title_reads_names_written_every_common_way(abstract, title):
+    """"This paper presents X", a name opening in lower case, one with a version number or of two plain
+    capitalised words right after the verb: each is the name the title opens with; no LaTeX command is left."""
+    assert readable_title(abstract) == title
+
+
 def test_no_bundled_title_reads_as_a_sentence_cut_mid_phrase():
     """Every derived title of the bundled corpus is shown as a whole phrase: no ellipsis, no dangling last word;
     the stored one (what retrieval reads) is unchanged."""

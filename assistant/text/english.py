@@ -163,12 +163,18 @@ TITLE_INTRODUCES = re.compile(
 NAME_WORD = r"[A-Z][\w.]*(?:[\-–][\w.]+)*"
 
 
-def named_pattern(expansion: int) -> re.Pattern:
-    """A name opening an introducing sentence's object, an expansion of up to ``expansion`` characters in
-    parentheses after it, then what it is (``Qronos---a new ...``)."""
+#: A name as the shown title reads it: also a coined word opening in lower case ("iTRIALSPACE", "neuralCAD-Edit"),
+#: an apostrophe ("HERO'S JOURNEY") and a version number after it ("WBCBench 2026", "Cosmos 3").
+SHOWN_NAME_WORD = r"(?:[A-Z][\w.'’]*|[a-z]+[A-Z][\w.]*)(?:[\-–][\w.]+)*"
+
+
+def named_pattern(expansion: int, word: str = NAME_WORD) -> re.Pattern:
+    """A name opening an introducing sentence's object (``word``s; a version number may follow), an expansion of
+    up to ``expansion`` characters in parentheses after it, then what it is (``Qronos---a new ...``)."""
+    version = r"(?:\s\d[\w.]*)?" if word != NAME_WORD else ""
     return re.compile(
         r"^\W*(?:a\s+(?:[\w\-]+\s+){0,6}?(?:called|named|dubbed|termed)\s+)?[*_`\\{]*(?:\\(?:emph|textbf|textsc)\{)?"
-        r"(" + NAME_WORD + r"(?:\s" + NAME_WORD + r"){0,3})[*_`}]*"
+        r"(" + word + r"(?:\s" + word + r"){0,3}" + version + r")[*_`}]*"
         r"\s*(?:\(([^)]{1,%d})\))?\s*(?:,|:|—|---|--|–)\s*((?:a|an|the)\b[^.;:]{5,120})?" % expansion)
 
 
@@ -178,8 +184,8 @@ APPOSITIVE_NAME = re.compile(r"^\W*((?:a|an|the)\s[^,;:.]{3,90}?),\s*[*_`]*(" + 
 #: The shown title also reads an introduction later in a sentence that "we" or "this work" opens
 #: ("This work explores the trade-off ... and introduces RESFL, an integrated solution ...").
 INTRODUCES_LATE = re.compile(
-    r"\b(?:we|this (?:paper|work|study|report|article|thesis)|here we|our work)\b[^.!?]{0,160}?\b"
-    r"(?:(?:propos|introduc|present|describ|develop|design|releas|construct|curat)(?:es?|ed|ing)?|call|dub|term"
+    r"\b(?:we|this (?:paper|work|study|report|article|thesis|manuscript|letter)|here we|our work)\b[^.!?]{0,160}?\b"
+    r"(?:(?:propos|introduc|present|describ|develop|design|releas|construct|curat)(?:es?|ed|ing|s)?|call|dub|term"
     r"|address\w*\s+[^.!?]{0,40}?\bwith)\b", re.I)
 
 #: "a method called X", "dubbed X".
@@ -230,7 +236,8 @@ ANAPHORA = {"this", "these", "those", "such", "both", "it", "its", "them", "thei
 
 #: Where a noun phrase too long for a title may be cut: before a preposition that opens its last modifier.
 CUT_BEFORE = PREPOSITIONS | {"under", "across", "through", "over", "into", "without", "against", "among", "within",
-                             "beyond", "toward", "towards", "at", "using", "via", "during", "after", "before"}
+                             "beyond", "toward", "towards", "at", "using", "via", "during", "after", "before",
+                             "around", "upon", "onto", "about"}
 
 #: Words that open a subordinate clause, not the sentence's subject ("While X has ..., Y ...").
 SUBORDINATE_OPENERS = {"while", "although", "though", "despite", "under", "as", "since", "when", "with", "in",
@@ -247,7 +254,8 @@ SUBJECT_ENDING_VERB = re.compile(
 #: Words a title may not end on: the phrase would read as cut.
 DANGLING_WORDS = TITLE_SMALL_WORDS | {"and", "or", "as", "at", "that", "which", "is", "are", "such", "its", "their",
                                       "both", "between", "into", "over", "under", "without", "across", "using",
-                                      "toward", "towards"}
+                                      "toward", "towards", "around", "upon", "onto", "about", "through", "within",
+                                      "against", "among", "beyond", "during"}
 
 
 #: A finite verb, where a noun phrase has ended.

@@ -17,8 +17,8 @@ _LATEX_SYMBOLS = {
     "in": "∈", "sqrt": "√", "ldots": "…", "dots": "…",
 }
 _SUPERSCRIPT = str.maketrans("0123456789+-n", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻ⁿ")
-_TEXT_MACRO = re.compile(r"\\(?:emph|textit|textbf|textsc|texttt|underline|url|mathrm|mathbf|mathcal|mathit|"
-                         r"text|operatorname)\{([^{}]*)\}")
+_TEXT_MACRO = re.compile(r"\\(?:emph|textit|textbf|textsc|texttt|textrm|textsf|underline|url|mathrm|mathbf|mathcal|"
+                         r"mathit|mathtt|mathsf|mathbb|mathfrak|boldsymbol|bm|text|operatorname)\{([^{}]*)\}")
 _MATH = re.compile(r"\$(?!\s)([^$\n]{1,80}?)(?<!\s)\$")  # "$x$", not "costs $5 and $6"
 
 

@@ -9,7 +9,7 @@ import re
 from assistant.text.english import (
     ANAPHORA, APPOSITIVE_NAME, AUTHORS_DO, CALLED_NAME, CLAUSE_GOES_ON, CLAUSE_STOP, CUT_BEFORE, DANGLING_WORDS,
     FINITE_VERB, INTRODUCES_LATE, LIST_BREAKS, LIST_MODIFIER, NOT_COINED, NOT_NAMES, NOT_STUDIED, OPENS_NOUN_PHRASE,
-    PHRASE_END, STUDIES, SUBJECT_ENDING_VERB, SUBORDINATE_OPENERS, TITLE_INTRODUCES, TITLE_SMALL_WORDS, named_pattern)
+    PHRASE_END, SHOWN_NAME_WORD, STUDIES, SUBJECT_ENDING_VERB, SUBORDINATE_OPENERS, TITLE_INTRODUCES, TITLE_SMALL_WORDS, named_pattern)
 from assistant.text.latex import readable
 
 MAX_TITLE = 90
@@ -21,7 +21,7 @@ def normalise_space(text: str) -> str:
 
 _NAMED = named_pattern(60)
 #: The shown title reads a longer expansion: "CLASH (Character perspective-based LLM Assessments in ...), a ...".
-_NAMED_SHOWN = named_pattern(160)
+_NAMED_SHOWN = named_pattern(160, SHOWN_NAME_WORD)
 _ABBR = re.compile(r"\((?:\*\*)?([A-Z][A-Za-z0-9\-–]*[A-Z0-9][A-Za-z0-9\-–]*)(?:\*\*)?\)")
 
 
@@ -37,7 +37,7 @@ def _distinctive(name: str) -> bool:
 
 
 def _clean_name(text: str) -> str:
-    text = re.sub(r"\\(?:emph|textbf|textsc|textit)\{([^}]*)\}", r"\1", text)
+    text = re.sub(r"\\(?:emph|text(?:bf|sc|it|tt|rm|sf)|math(?:tt|bf|rm|bb|cal|sf|it))\{([^}]*)\}", r"\1", text)
     text = re.sub(r"[*_`{}]", "", text)
     text = text.replace('\\"u', "ü").replace("\\", "")
     return normalise_space(text).strip(" ,;:-–")
@@ -209,8 +209,8 @@ def titled(abstract: str) -> tuple[str, str]:
             name = _clean_name(m.group(1))
             # "We introduce Qronos---a new ...": a capitalised word right after the verb, then what it is,
             # is a name even when it is not written like one
-            if _distinctive(name) or (m.group(3) and m.start(1) <= 2 and len(name.split()) == 1
-                                      and name.lower() not in NOT_NAMES):
+            if _distinctive(name) or (m.group(3) and m.start(1) <= 2 and len(name.split()) <= 3
+                                      and name.split()[0].lower() not in NOT_NAMES):
                 # "RADAR (Reasoning-Ability and Difficulty-Aware Routing), a lightweight, ...": the words it
                 # abbreviates say what it is better than the phrase after them
                 spelled = _expansion(m.group(2) or "", name) if m.group(2) else None
