@@ -2,14 +2,15 @@
 assistant would show for each abstract were it untitled (``titles.readable_title``) can be read against it, over
 hundreds of papers nobody wrote a question for.
 
-    python benchmarks/titles_arxiv.py [--sample dev|eval] [--n 400] [--label NAME] [--show]
+    python benchmarks/titles_arxiv.py [--sample dev|eval|work|fresh] [--n 400] [--label NAME] [--show]
 
 Papers: training/inputs/arxiv-ml.jsonl.xz (19,972 arXiv ML abstracts with titles) less every paper of a held-out
-arXiv slice (benchmarks/data/heldout/arxiv300*.jsonl). Two disjoint samples: ``dev`` (random.Random(2026), read
-while the derivation is worked on) and ``eval`` (random.Random(1207) from the rest; run once before a change to the
-derivation and after it, its rows never read). Reported: content-word F1 of shown against real title (stemmed,
-stopwords out; the bundled corpus's blind titles are read the same way by benchmarks/titles.py); of the papers
-whose real title opens with a coined name ("FaceMoE: ..."), how many shown titles carry it; how many share no
+arXiv slice (benchmarks/data/heldout/arxiv300*.jsonl). Disjoint samples (:func:`samples`): ``dev``
+(random.Random(2026), read while the derivation is worked on), ``eval`` (random.Random(1207) from the rest; run
+before a change to the derivation and after it, its rows never read), ``work`` (3,000 outside ``eval``, read by
+the seventeenth session) and ``fresh`` (outside the three; its first runs recorded, its rows never read).
+Reported: content-word F1 of shown against real title (stemmed, stopwords out; the bundled corpus's blind
+titles are read the same way by benchmarks/titles.py); of the papers whose real title opens with a coined name ("FaceMoE: ..."), how many shown titles carry it; how many share no
 content word with the real title; how many are generic (every content word among the 300 commonest of the
 abstracts: "Large language models") or read as a clause ("We show", "... can be ..."); and where the shown titles
 came from (:data:`titles.TITLE_SOURCES`: a name
@@ -33,7 +34,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 PAPERS = ROOT / "training" / "inputs" / "arxiv-ml.jsonl.xz"
-SEEDS = {"dev": 2026, "eval": 1207}
+SEEDS = {"dev": 2026, "eval": 1207, "work": 17, "fresh": 1217}
+#: The ``work`` sample's size: the 3,000 papers the seventeenth session worked the title rules out on.
+WORK = 3000
 #: A real title's leading name: "FaceMoE: Mixture of Experts ..." (one to three words before the colon, one of
 #: them coined: inner capitals, digits or a hyphen, or all capitals).
 LEADING_NAME = re.compile(r"^([^:]{2,40}):\s")
@@ -66,7 +69,10 @@ def read_papers() -> list[dict]:
 
 
 def samples(n: int) -> dict[str, list[dict]]:
-    """The dev and eval samples, and the stems common across all the papers they are drawn from."""
+    """The samples, and the stems common across all the papers they are drawn from: ``dev`` (read while rules
+    are worked out), ``eval`` (run before and after a change, never read; the seventeenth session ran it for
+    four candidates in turn), ``work`` (3,000 drawn outside ``eval``, read by the seventeenth session) and
+    ``fresh`` (outside all three, never run before its first recorded run)."""
     from assistant.text.terms import stem_terms
 
     held = held_out_ids()
@@ -75,8 +81,12 @@ def samples(n: int) -> dict[str, list[dict]]:
     taken = {r["id"] for r in dev}
     rest = [r for r in papers if r["id"] not in taken]
     df = Counter(t for r in papers for t in set(stem_terms(r["abstract"])))
-    return {"dev": dev, "eval": random.Random(SEEDS["eval"]).sample(rest, n),
-            "common": {t for t, _ in df.most_common(COMMON)}}
+    ev = random.Random(SEEDS["eval"]).sample(rest, n)
+    outside_eval = [r for r in papers if r["id"] not in {e["id"] for e in ev}]
+    work = random.Random(SEEDS["work"]).sample(outside_eval, WORK)
+    seen = taken | {r["id"] for r in ev} | {r["id"] for r in work}
+    fresh = random.Random(SEEDS["fresh"]).sample([r for r in papers if r["id"] not in seen], n)
+    return {"dev": dev, "eval": ev, "work": work, "fresh": fresh, "common": {t for t, _ in df.most_common(COMMON)}}
 
 
 def score(papers: list[dict], common: set[str]) -> dict:
