@@ -10,8 +10,8 @@ arXiv slice (benchmarks/data/heldout/arxiv300*.jsonl). Disjoint samples (:func:`
 before a change to the derivation and after it, its rows never read), ``work`` (3,000 outside ``eval``, read by
 the seventeenth session) and ``fresh`` (outside the three; its first runs recorded, its rows never read).
 Reported: content-word F1 of shown against real title (stemmed, stopwords out; the bundled corpus's blind
-titles are read the same way by benchmarks/titles.py); of the papers whose real title opens with a coined name ("FaceMoE: ..."), how many shown titles carry it; how many share no
-content word with the real title; how many are generic (every content word among the 300 commonest of the
+titles are read the same way by benchmarks/titles.py); of the papers whose real title opens with a coined
+name ("FaceMoE: ..."), how many shown titles carry it; how many share no content word with the real title; how many are generic (every content word among the 300 commonest of the
 abstracts: "Large language models") or read as a clause ("We show", "... can be ..."); and where the shown titles
 came from (:data:`titles.TITLE_SOURCES`: a name
 the abstract introduces, what it proposes, a name it is "called", else its first sentence, which says what the
