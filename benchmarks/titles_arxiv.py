@@ -7,16 +7,16 @@ hundreds of papers nobody wrote a question for.
 Papers: training/inputs/arxiv-ml.jsonl.xz (19,972 arXiv ML abstracts with titles) less every paper of a held-out
 arXiv slice (benchmarks/data/heldout/arxiv300*.jsonl). Disjoint samples (:func:`samples`): ``dev``
 (random.Random(2026), read while the derivation is worked on), ``eval`` (random.Random(1207) from the rest; run
-before a change to the derivation and after it, its rows never read), ``work`` (3,000 outside ``eval``, read by
-the seventeenth session) and ``fresh`` (outside the three; its first runs recorded, its rows never read).
-Reported: content-word F1 of shown against real title (stemmed, stopwords out; the bundled corpus's blind
-titles are read the same way by benchmarks/titles.py); of the papers whose real title opens with a coined
-name ("FaceMoE: ..."), how many shown titles carry it; how many share no content word with the real title; how many are generic (every content word among the 300 commonest of the
-abstracts: "Large language models") or read as a clause ("We show", "... can be ..."); and where the shown titles
-came from (:data:`titles.TITLE_SOURCES`: a name
-the abstract introduces, what it proposes, a name it is "called", else its first sentence, which says what the
-field is rather than what the paper does), with the F1 of each. Writes benchmarks/results/titles_arxiv.json,
-keeping the runs recorded under other labels. Offline, no index, a few seconds of CPU.
+before a change to the derivation and after it, its rows never read), ``work`` (3,000 outside ``eval``, read by the
+seventeenth session) and ``fresh`` (outside the three; its first runs recorded, its rows never read). Reported:
+content-word F1 of shown against real title (stemmed, stopwords out; the bundled corpus's blind titles are read the
+same way by benchmarks/titles.py); of the papers whose real title opens with a coined name ("FaceMoE: ..."), how
+many shown titles carry it; how many share no content word with the real title; how many are generic (every content
+word among the 300 commonest of the abstracts: "Large language models") or read as a clause ("We show", "... can be
+..."); and where the shown titles came from (:data:`titles.TITLE_SOURCES`: a name the abstract introduces, what it
+proposes, a name it is "called", else its first sentence, which says what the field is rather than what the paper
+does), with the F1 of each. Writes benchmarks/results/titles_arxiv.json, keeping the runs recorded under other
+labels. Offline, no index, a few seconds of CPU.
 """
 
 from __future__ import annotations
