@@ -191,6 +191,19 @@ def test_an_offline_followup_comparing_it_with_a_named_paper_quotes_both(convers
     assert {c.paper_id for c in ans.citations} == {"002_20c6bded0bdf1017#8", "000_c647aebf503422f2#14"}
 
 
+def test_a_paper_named_by_an_acronym_spelled_out_with_inner_capitals_is_that_paper_mid_conversation(conversation):
+    """PRISM's abstract writes it once, as "PRISM (Progressive Robust dIscovery under StreaMing data)": after a
+    federated-learning answer, "what about PRISM? how does it ...?" was read as a follow-up on RESFL."""
+    from assistant.search.names import defined_acronyms
+
+    assert defined_acronyms("PRISM (Progressive Robust dIscovery under StreaMing data), a framework") == {"PRISM"}
+    assert defined_acronyms("Multi-Agent Systems (MAS) offer a paradigm") == {"MAS"}
+    assert defined_acronyms("the PRISM of Robust Information Sets") == set()  # capitals that do not spell it
+    conversation.ask("papers on federated learning?")
+    ans = conversation.ask("what about PRISM? how does it separate seen from unseen categories?")
+    assert [c.paper_id for c in ans.citations] == ["003_22ceaf1a0eb8de0c#8"]
+
+
 def test_bracketed_numbers_name_several_sources_and_each_is_quoted(conversation):
     first = conversation.ask("what work exists on federated learning?")
     by_n = {h.rank: h.paper_id for h in first.sources}

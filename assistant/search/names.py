@@ -62,9 +62,14 @@ def defined_acronyms(text: str) -> set[str]:
     for i, (word, _) in enumerate(words):
         if not (2 <= len(word) <= 8 and word.isalpha() and word.isupper()):
             continue
-        for around in (words[i + 1:i + 1 + len(word) + 2], words[max(0, i - len(word) - 2):i]):
+        after, before = words[i + 1:i + 1 + len(word) + 2], words[max(0, i - len(word) - 2):i]
+        for around in (after, before):
             initials = "".join(w[0] for w, _ in around if w[0].isupper())
-            if word in initials:
+            # or the capitals marking its letters inside the words: "PRISM (Progressive Robust dIscovery under
+            # StreaMing data)", "Multi-Agent Systems (MAS)"
+            marked = "".join(c for w, _ in around for c in w if c.isupper())
+            ends = marked[:len(word)] if around is after else marked[-len(word):]
+            if word in initials or len(around) > 1 and word == ends:
                 out.add(word)
     return out
 
