@@ -204,6 +204,14 @@ def test_a_paper_named_by_an_acronym_spelled_out_with_inner_capitals_is_that_pap
     assert [c.paper_id for c in ans.citations] == ["003_22ceaf1a0eb8de0c#8"]
 
 
+def test_two_named_papers_set_side_by_side_are_the_comparison_without_the_one_talked_about(conversation):
+    """"LumiTex vs Part-X-MLLM" after an answer on another paper compares those two; "compare it with DeepEyes"
+    (one name) still brings "it" along (the test above)."""
+    conversation.ask("What is LongFilter about?")
+    ans = conversation.ask("LumiTex vs Part-X-MLLM: how do their inputs and outputs differ?")
+    assert {c.paper_id for c in ans.citations} == {"002_20c6bded0bdf1017#3", "004_b9c85a56bb10ecbe#6"}
+
+
 def test_bracketed_numbers_name_several_sources_and_each_is_quoted(conversation):
     first = conversation.ask("what work exists on federated learning?")
     by_n = {h.rank: h.paper_id for h in first.sources}

@@ -184,12 +184,13 @@ class Conversation:
             if first and self.kind(question) == "more":
                 return first
             # a follow-up naming another paper is about it ("and CurlFlow?", "in CLASH, which models struggled?"),
-            # and about both when it sets them side by side ("compare it with DeepEyes"), the named one first
+            # and about both when it sets them side by side ("compare it with DeepEyes"), the named one first; one
+            # that sets two named papers side by side ("LumiTex vs Part-X-MLLM") is about those two
             named = [pid for pid in self.retriever.named(question) if pid not in {pid for pid, _ in first}]
             if first and named and self.kind(question) == "followup":
                 papers = self.retriever.papers()
                 return [(pid, papers[pid].display_title) for pid in named if pid in papers] + \
-                    (first if COMPARING.search(question) else [])
+                    (first if COMPARING.search(question) and len(named) == 1 else [])
             return []
         cited = sorted(prev.citations, key=lambda c: c.n)
         listed_hits = prev.sources or prev.related  # a refusal lists the nearest papers: "paper 1" is the first
