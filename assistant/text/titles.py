@@ -9,7 +9,8 @@ import re
 from assistant.text.english import (
     ANAPHORA, APPOSITIVE_NAME, AUTHORS_DO, CALLED_NAME, CLAUSE_GOES_ON, CLAUSE_STOP, CUT_BEFORE, DANGLING_WORDS,
     FINITE_VERB, INTRODUCES_LATE, LIST_BREAKS, LIST_MODIFIER, NOT_COINED, NOT_NAMES, NOT_STUDIED, OPENS_NOUN_PHRASE,
-    PHRASE_END, SHOWN_NAME_WORD, STUDIES, SUBJECT_ENDING_VERB, SUBORDINATE_OPENERS, TITLE_INTRODUCES, TITLE_SMALL_WORDS, named_pattern)
+    PHRASE_END, SHOWN_NAME_WORD, STUDIES, SUBJECT_ENDING_VERB, SUBORDINATE_OPENERS, TITLE_INTRODUCES,
+    TITLE_SMALL_WORDS, named_pattern)
 from assistant.text.latex import readable
 
 MAX_TITLE = 90
@@ -96,8 +97,8 @@ def _phrase(text: str, limit: int = MAX_TITLE, extend: bool = False) -> str:
         end = verb.start()
     words = text[:end].rstrip(" .").split()
     if extend and m and len(words) <= 3 and m.group().strip().lower() in CLAUSE_GOES_ON:
-        # "a framework" says nothing: what the clause after it says it does does ("a framework that integrates
-        # ... into ...", "a benchmark designed for ..."), kept only where it fits whole or cut before a modifier
+        # "a framework" says nothing; the clause after it says what it does ("a framework that integrates ...
+        # into ...", "a benchmark designed for ..."), kept only where it fits whole or cut before a modifier
         longer = _clause(text, m.start(), limit)
         if longer:
             return longer
