@@ -168,10 +168,10 @@ NAME_WORD = r"[A-Z][\w.]*(?:[\-–][\w.]+)*"
 SHOWN_NAME_WORD = r"(?:[A-Z][\w.'’]*|[a-z]+[A-Z][\w.]*)(?:[\-–][\w.]+)*"
 
 
-def named_pattern(expansion: int, word: str = NAME_WORD) -> re.Pattern:
-    """A name opening an introducing sentence's object (``word``s; a version number may follow), an expansion of
-    up to ``expansion`` characters in parentheses after it, then what it is (``Qronos---a new ...``)."""
-    version = r"(?:\s\d[\w.]*)?" if word != NAME_WORD else ""
+def named_pattern(expansion: int, word: str = NAME_WORD, versioned: bool = False) -> re.Pattern:
+    """A name opening an introducing sentence's object (``word``s, then a version number when ``versioned``), an
+    expansion of up to ``expansion`` characters in parentheses after it, then what it is (``Qronos---a new ...``)."""
+    version = r"(?:\s\d[\w.]*)?" if versioned else ""
     return re.compile(
         r"^\W*(?:a\s+(?:[\w\-]+\s+){0,6}?(?:called|named|dubbed|termed)\s+)?[*_`\\{]*(?:\\(?:emph|textbf|textsc)\{)?"
         r"(" + word + r"(?:\s" + word + r"){0,3}" + version + r")[*_`}]*"

@@ -22,7 +22,7 @@ def normalise_space(text: str) -> str:
 
 _NAMED = named_pattern(60)
 #: The shown title reads a longer expansion: "CLASH (Character perspective-based LLM Assessments in ...), a ...".
-_NAMED_SHOWN = named_pattern(160, SHOWN_NAME_WORD)
+_NAMED_SHOWN = named_pattern(160, SHOWN_NAME_WORD, versioned=True)
 _ABBR = re.compile(r"\((?:\*\*)?([A-Z][A-Za-z0-9\-–]*[A-Z0-9][A-Za-z0-9\-–]*)(?:\*\*)?\)")
 
 
@@ -38,7 +38,7 @@ def _distinctive(name: str) -> bool:
 
 
 def _clean_name(text: str) -> str:
-    text = re.sub(r"\\(?:emph|text(?:bf|sc|it|tt|rm|sf)|math(?:tt|bf|rm|bb|cal|sf|it))\{([^}]*)\}", r"\1", text)
+    text = re.sub(r"\\(?:emph|textbf|textsc|textit)\{([^}]*)\}", r"\1", text)
     text = re.sub(r"[*_`{}]", "", text)
     text = text.replace('\\"u', "ü").replace("\\", "")
     return normalise_space(text).strip(" ,;:-–")
