@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 from collections import defaultdict
@@ -113,6 +114,7 @@ def run(path: Path, settings) -> dict:
             same.append((got or []) == (live[t] or []))
         rows.append({"id": conv_data["id"], "live": live,
                      "right": [right(t, g) for t, g in zip(conv_data["turns"], live)]})
+    shutil.rmtree(store_dir, ignore_errors=True)
     share = lambda xs: round(sum(xs) / len(xs), 3) if xs else None  # noqa: E731
     everything = lambda d: [x for xs in d.values() for x in xs]  # noqa: E731
     return {"conversations": len(convs), "turns": len(everything(live_ok)),

