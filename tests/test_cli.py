@@ -124,6 +124,19 @@ def test_unknown_paper_id_is_one_line_and_nonzero(bundled_index_dir):
     assert "Traceback" not in res.output
 
 
+def test_a_question_with_nothing_to_look_for_is_one_line_and_nonzero(mini_index, tmp_path, monkeypatch):
+    """"???", "  " or an emoji: not answered as a topic the corpus lacks, nor "0 papers match" with exit 0."""
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for args in (("ask", "???"), ("search", "?!"), ("which", "  "), ("summarize", "\U0001F642"), ("map", " - ")):
+        res = run(*args, "--index-dir", str(mini_index))
+        said = "".join(res.stderr.split("\n"))
+        assert res.exit_code == 3 and said.startswith("Error:") and "no words to look for" in said, (args, res.output)
+        assert "Traceback" not in res.output and not res.stdout.strip(), args
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no map file written
+    assert run("ask", "C++?", "--index-dir", str(mini_index)).exit_code in (0, 1)  # a word, however short
+
+
 def test_ingest_reports_and_is_idempotent(tmp_path):
     idx = str(tmp_path / "idx")
     first = json.loads(run("ingest", str(FIXTURES / "mini_zh.txt"), "--index-dir", idx, "--json").stdout)
