@@ -140,7 +140,7 @@ def test_the_prepared_weights_cache_gives_the_same_scores_and_survives_damage(tm
     (folder,) = set(tmp_path.glob("smollm-*")) - set(stale.values())
     assert {p.name for p in folder.iterdir()} == {"weights.npy", "index.json", "tokenizer.json", "graph.onnx"}
     # each reinstall names a new ~0.5 GB folder: the ones no process can reach again go, another install's stays
-    assert {name for name, f in stale.items() if f.exists()} == {"another install", "unreadable"}
+    assert {name for name, f in stale.items() if f.exists()} == {"another install", "a later version", "unreadable"}
     assert built.question_logprobs([pair])[0] == direct
     del built  # one model at a time: each holds ~1 GB
     gc.collect()
@@ -171,6 +171,7 @@ def _plant_other_caches(cache):
         "its GGUF is gone": {"version": version, "source": {"path": str(cache / "gone.gguf"), "size": 4,
                                                             "mtime_ns": st.st_mtime_ns}},
         "an earlier version": {"arrays": []},
+        "a later version": {"version": version + 1, "source": {"path": str(cache / "gone.gguf")}},
         "unreadable": None,
     }
     made = {}

