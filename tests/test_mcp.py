@@ -87,6 +87,9 @@ def test_tools_answers_refusals_names_and_resources(bundled_index_dir):
         assert "\n" not in bad.content[0].text
         empty = await client.call_tool("ask", {"question": ""})
         assert empty.is_error and "question" in empty.content[0].text
+        for tool, arg in (("ask", "question"), ("which", "criterion"), ("summarize", "area")):
+            wordless = await client.call_tool(tool, {arg: "???"})  # the CLI's line, not an answer
+            assert wordless.is_error and wordless.content[0].text.startswith(f"the {arg} has no words to look for")
         unknown = await client.call_tool("show", {"paper": "no-such-paper-anywhere"})
         assert unknown.is_error and unknown.content[0].text.startswith("not in the index: 'no-such-paper-anywhere'")
 
