@@ -196,6 +196,13 @@ def test_chat_piped_answers_each_line_and_follows_up(bundled_index_dir):
     assert second.count("Sources") == 2  # the answer's list, then /sources
 
 
+def test_a_piped_chat_line_with_nothing_to_look_for_ends_the_script_as_ask_does(mini_index):
+    res = run("chat", "--index-dir", str(mini_index), input="federated learning?\n???\n/sources\n")
+    said = "".join(res.stderr.split("\n"))
+    assert res.exit_code == 3 and said.startswith("Error: the question has no words to look for"), res.output
+    assert "> federated learning?" in res.stdout and "Traceback" not in res.output
+
+
 def test_a_chat_turn_the_llm_fails_is_answered_offline_and_the_chat_goes_on(bundled_index_dir, mocked_openai_chat):
     import httpx
 

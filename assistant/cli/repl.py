@@ -69,9 +69,11 @@ def run(settings, resume: bool = False, chat_id: str | None = None, progress=Non
 
 def _turn(conv, line: str, settings, interactive: bool):
     """One question asked and rendered; None when it failed in an interactive session (which goes on)."""
+    from assistant.service.api import searchable
+
     stream = streamer() if settings.llm_enabled else None
     try:
-        answer = conv.ask(line, on_token=stream)
+        answer = conv.ask(searchable(line), on_token=stream)  # "???" is one line, as in `ask`, not a refusal
     except LLMError as exc:  # the LLM failed this turn: say so in one line, and answer it offline instead
         if stream:
             stream.close()
