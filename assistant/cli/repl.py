@@ -69,11 +69,11 @@ def run(settings, resume: bool = False, chat_id: str | None = None, progress=Non
 
 def _turn(conv, line: str, settings, interactive: bool):
     """One question asked and rendered; None when it failed in an interactive session (which goes on)."""
-    from assistant.service.api import searchable
+    from assistant.service.api import require_words
 
     stream = streamer() if settings.llm_enabled else None
     try:
-        answer = conv.ask(searchable(line), on_token=stream)  # "???" is one line, as in `ask`, not a refusal
+        answer = conv.ask(require_words(line), on_token=stream)  # "???" is one line, as in `ask`, not a refusal
     except LLMError as exc:  # the LLM failed this turn: say so in one line, and answer it offline instead
         if stream:
             stream.close()

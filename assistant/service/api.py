@@ -17,7 +17,7 @@ from assistant.store.opening import open_index
 __all__ = [
     "ingest_paths", "retriever", "search", "ask", "conversation", "chat_store", "list_papers", "get_paper", "Library",
     "remove_papers", "doctor", "which", "summarize", "corpus_map", "check_save_target", "save_answers",
-    "storage_error", "scrubbed", "searchable",
+    "storage_error", "scrubbed", "require_words",
     # for showing corpus and model text: LaTeX made readable, made inert for a terminal, cut at a word
     "EXTRACTIVE_LABEL", "UNSURE_NOTE", "readable", "for_terminal", "json_for_terminal", "clip",
 ]
@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # imported where used: `papers` and `show` need none of them 
     from assistant.search.retrieve import Retrieval, Retriever
 
 
-def searchable(text: str, what: str = "question") -> str:
+def require_words(text: str, what: str = "question") -> str:
     """``text`` when it holds a word or number to look for; otherwise InputError, before any work: "???", "  " or
     an emoji give a search, `which` or a summary nothing to read."""
     if not any(ch.isalnum() for ch in text):
@@ -77,7 +77,7 @@ def search(query: str, settings: Settings, k: int | None = None, progress: Progr
            on_rerank: Progress | None = None) -> Retrieval:
     from assistant.qa.answer import retrieve
 
-    searchable(query, "query")
+    require_words(query, "query")
     return retrieve(retriever(settings, progress, on_rerank), query, k or max(settings.search.top_k, 10))
 
 
@@ -85,7 +85,7 @@ def ask(question: str, settings: Settings, on_token=None, progress: Progress | N
         on_rerank: Progress | None = None) -> Answer:
     from assistant.qa.answer import answer_question
 
-    searchable(question)
+    require_words(question)
     return answer_question(retriever(settings, progress, on_rerank), question, settings, on_token=on_token)
 
 
@@ -124,28 +124,28 @@ class Library:
     def search(self, query: str, k: int = 10) -> Retrieval:
         from assistant.qa.answer import retrieve
 
-        searchable(query, "query")
+        require_words(query, "query")
         with self._lock:
             return retrieve(self.retriever, query, k)
 
     def ask(self, question: str) -> Answer:
         from assistant.qa.answer import answer_question
 
-        searchable(question)
+        require_words(question)
         with self._lock:
             return answer_question(self.retriever, question, self.settings)
 
     def which(self, criterion: str):
         from assistant.qa.synthesis import which as which_fn
 
-        searchable(criterion, "criterion")
+        require_words(criterion, "criterion")
         with self._lock:
             return which_fn(self.retriever, criterion, self.settings)
 
     def summarize(self, area: str):
         from assistant.qa.synthesis import summarize as summarize_fn
 
-        searchable(area, "area")
+        require_words(area, "area")
         with self._lock:
             return summarize_fn(self.retriever, area, self.settings)
 
@@ -233,14 +233,14 @@ def doctor(settings: Settings, repair: bool = False) -> dict:
 def which(criterion: str, settings: Settings, progress: Progress | None = None):
     from assistant.qa.synthesis import which as which_fn
 
-    searchable(criterion, "criterion")
+    require_words(criterion, "criterion")
     return which_fn(retriever(settings, progress), criterion, settings)
 
 
 def summarize(area: str, settings: Settings, progress: Progress | None = None):
     from assistant.qa.synthesis import summarize as summarize_fn
 
-    searchable(area, "area")
+    require_words(area, "area")
     return summarize_fn(retriever(settings, progress), area, settings)
 
 
@@ -254,7 +254,7 @@ def corpus_map(query: str | None, settings: Settings, out: Path | None = None, m
     from assistant.qa.landscape import build_map, check_out, default_out, write_map
 
     if query is not None:
-        searchable(query, "query")
+        require_words(query, "query")
     path = check_out(out or default_out(query), force)  # fail before any work
     found = retriever(settings, progress)  # may build the bundled index first, with its own progress bar
     with (busy or (lambda _: contextlib.nullcontext()))("Laying out the map (once per index version)…"):
