@@ -89,6 +89,30 @@ def test_beir_eval_on_a_tiny_dataset(tmp_path):
     assert calls == [(1, 2), (2, 2)] and summary["queries"] == 2
 
 
+def test_beir_eval_never_writes_its_corpus_into_a_users_index(tmp_path, mini_index, monkeypatch):
+    from assistant.service.api import list_papers
+
+    d = tmp_path / "tiny"
+    d.mkdir()
+    mine = sorted(p.id for p in list_papers(Settings(index_dir=mini_index)))
+    # a document sharing an id with the user's paper would replace it
+    (d / "corpus.jsonl").write_text(json.dumps({"_id": mine[0], "title": "Cooking", "text": "We boil pasta."}))
+    (d / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "how to cook pasta"}))
+    (d / "qrels_test.tsv").write_text(f"query-id\tcorpus-id\tscore\nq1\t{mine[0]}\t1\n")
+    res = CliRunner().invoke(app, ["eval", "--beir", str(d), "--index-dir", str(mini_index)])
+    assert res.exit_code == 3 and "holds another corpus" in res.stderr and "Traceback" not in res.output
+    assert "leave --index-dir out" in res.stderr
+    # ASSISTANT_INDEX_DIR names the user's index: the BEIR corpus goes to an index of its own instead
+    monkeypatch.setenv("ASSISTANT_INDEX_DIR", str(mini_index))
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["eval", "--beir", str(d), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout.splitlines()[-1])["summary"]["nDCG@10"] == 1.0
+    assert (tmp_path / "index_store" / "beir" / "tiny").is_dir()
+    kept = {p.id: p for p in list_papers(Settings(index_dir=mini_index))}
+    assert sorted(kept) == mine and kept[mine[0]].abstract != "We boil pasta."
+
+
 def test_question_eval_reports_each_question_done(bundled_index_dir):
     items = [{"id": "a", "type": "none", "question": "What is the best sourdough bread recipe?", "gold": []},
              {"id": "b", "type": "lookup", "question": "Which paper studies plasticity loss in deep RL?",

@@ -468,7 +468,7 @@ def eval_cmd(
     emit = (lambda row: print_json(row, indent=None)) if as_json else None
     if beir is not None:
         settings = _settings(index_dir)
-        if index_dir is None and _GLOBAL.get("index_dir") is None and not os.environ.get("ASSISTANT_INDEX_DIR"):
+        if index_dir is None and _GLOBAL.get("index_dir") is None:  # never ASSISTANT_INDEX_DIR, the user's index
             settings = _settings(Path("index_store") / "beir" / beir.resolve().name)
         bar, asking = BuildProgress(f"Indexing {beir.name}"), eval_progress(beir.name)
         try:

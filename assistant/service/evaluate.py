@@ -189,6 +189,24 @@ def beir_papers(corpus: list[dict]):
     return out
 
 
+def _refuse_another_corpus(settings: Settings, ids: set[str], directory: Path) -> None:
+    """A BEIR corpus is indexed in an index of its own: one holding any other paper (a user's index) is refused
+    before anything is written, since the corpus would be mixed into it (and replace a paper sharing an id)."""
+    from assistant.store.index import Index
+    from assistant.store.integrity import NoIndex
+
+    try:
+        held = Index(settings).all_papers()
+    except NoIndex:
+        return
+    others = [pid for pid in held if pid not in ids]
+    if others:
+        name = Path(directory).resolve().name
+        raise InputError(f"{settings.index.dir} holds another corpus ({len(held)} papers, {len(others)} not in "
+                         f"{name}/corpus.jsonl) and eval --beir would index {name} into it: name an empty or new "
+                         f"--index-dir, or leave --index-dir out (it uses index_store/beir/{name})")
+
+
 def evaluate_beir(directory: Path, settings: Settings, k: int = 100, on_row: Callable[[dict], None] | None = None,
                   progress=None, on_question: Callable[[int, int], None] | None = None) -> dict:
     """Index a BEIR corpus (reused when already indexed) and score its test queries. ``progress``: of the
@@ -198,7 +216,9 @@ def evaluate_beir(directory: Path, settings: Settings, k: int = 100, on_row: Cal
     from assistant.search.retrieve import Retriever
 
     corpus, queries, qrels = load_beir(directory)
-    ingest(beir_papers(corpus), settings, progress=progress)
+    papers = beir_papers(corpus)
+    _refuse_another_corpus(settings, {p.id for p in papers}, directory)
+    ingest(papers, settings, progress=progress)
     retriever = Retriever(Index(settings), settings)
     ndcg, recall, mrr = [], [], []
     asked = [qid for qid in sorted(qrels, key=lambda x: (len(x), x)) if qid in queries]
