@@ -383,6 +383,13 @@ def test_chat_is_saved_and_can_be_continued(mini_index):
     res = run("chat", "--continue", "--index-dir", str(mini_index), input="How is it trained?\n/exit\n")
     assert res.exit_code == 0 and "mini#2" in res.stdout
     assert "2 turns" in run("chat", "--list", "--index-dir", str(mini_index)).stdout
+    # a chat opened and left without a question is neither listed nor continued in place of this one
+    assert run("chat", "--index-dir", str(mini_index), input="/help\n/exit\n").exit_code == 0
+    listing = run("chat", "--list", "--index-dir", str(mini_index)).stdout
+    assert "(empty)" not in listing and len(listing.strip().splitlines()) == 1
+    res = run("chat", "--continue", "--index-dir", str(mini_index), input="How is it evaluated?\n")
+    assert res.exit_code == 0 and "mini#2" in res.stdout and "3 turns" in run(
+        "chat", "--list", "--index-dir", str(mini_index)).stdout
     res = run("chat", "--id", "nope", "--index-dir", str(mini_index), input="")
     assert res.exit_code == 3 and "chat --list" in res.stderr
 
@@ -397,6 +404,17 @@ def test_chat_filter_restricts_retrieval_for_the_rest_of_the_session(bundled_ind
     assert ids_first and all("001_920fbba894271a85#" in l for l in ids_first)
     assert "000_c647aebf503422f2#1" in second  # the filter is gone
     assert "no paper matches the filter" in res.stderr
+
+
+def test_a_chat_continued_searches_what_its_filter_let_through(mini_index):
+    res = run("chat", "--index-dir", str(mini_index),
+              input="/filter source:nonexistent\n/filter Mixture-of-Thought\nsourdough bread recipes?\n")
+    assert res.exit_code == 0 and "No paper in the corpus" in res.stdout
+    # a refusal under a filter says what was searched, not only "the corpus"
+    assert "Searched only the 1 papers the /filter lets through; /filter off searches all 6." in res.stdout
+    res = run("chat", "--continue", "--index-dir", str(mini_index), input="/filter\n/filter off\n")
+    assert res.exit_code == 0 and "Filter: 1 papers." in res.stdout and "Searching 6 papers." in res.stdout
+    assert "No filter." in run("chat", "--continue", "--index-dir", str(mini_index), input="/filter\n").stdout
 
 
 def test_streamed_answer_renders_as_live_markdown_in_a_terminal(bundled_index_dir, mocked_openai_chat, monkeypatch):

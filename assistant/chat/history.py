@@ -81,6 +81,9 @@ class ChatStore:
             self.db = sqlite3.connect(str(path))
             self.db.executescript(SCHEMA)
             self.db.execute("SELECT COUNT(*) FROM turns").fetchone()
+            if "filter" not in {r[1] for r in self.db.execute("PRAGMA table_info(conversations)")}:
+                with self.db:  # a store from before 2026-12-07: its chats had no /filter kept
+                    self.db.execute("ALTER TABLE conversations ADD COLUMN filter TEXT")
         except sqlite3.DatabaseError as exc:
             raise damaged(path, exc) from None
 
@@ -88,8 +91,18 @@ class ChatStore:
         cid = uuid.uuid4().hex[:8]
         now = time.time()
         with self.db:
-            self.db.execute("INSERT INTO conversations VALUES (?, ?, ?, ?)", (cid, now, now, title))
+            self.db.execute("INSERT INTO conversations (id, created, updated, title) VALUES (?, ?, ?, ?)",
+                            (cid, now, now, title))
         return cid
+
+    def set_filter(self, cid: str, spec: str | None) -> None:
+        """Keep the chat's /filter (None: lifted), so that a resumed chat searches what the live one did."""
+        with self.db:
+            self.db.execute("UPDATE conversations SET filter = ? WHERE id = ?", (spec, cid))
+
+    def filter(self, cid: str) -> str | None:
+        row = self.db.execute("SELECT filter FROM conversations WHERE id = ?", (cid,)).fetchone()
+        return row[0] if row else None
 
     def add_turn(self, cid: str, answer: Answer) -> None:
         with self.db:
@@ -100,18 +113,30 @@ class ChatStore:
                             "WHERE id = ?", (time.time(), answer.question[:80], cid))
 
     def clear(self, cid: str) -> None:
+        """Forget a conversation's turns; its title goes with them (the next question names it)."""
         with self.db:
             self.db.execute("DELETE FROM turns WHERE conversation_id = ?", (cid,))
+            self.db.execute("UPDATE conversations SET title = '' WHERE id = ?", (cid,))
+
+    def drop_if_empty(self, cid: str) -> None:
+        """Forget a conversation nothing was asked in (a chat opened and left), so that it is neither listed nor
+        continued in place of the last one that holds turns."""
+        with self.db:
+            self.db.execute("DELETE FROM conversations WHERE id = ? AND NOT EXISTS "
+                            "(SELECT 1 FROM turns WHERE conversation_id = ?)", (cid, cid))
 
     def list(self) -> list[dict]:
+        """The conversations that hold turns, newest first."""
         rows = self.db.execute(
-            "SELECT c.id, c.updated, c.title, COUNT(t.n) FROM conversations c LEFT JOIN turns t "
+            "SELECT c.id, c.updated, c.title, COUNT(t.n) FROM conversations c JOIN turns t "
             "ON t.conversation_id = c.id GROUP BY c.id ORDER BY c.updated DESC").fetchall()
         return [{"id": r[0], "updated": time.strftime("%Y-%m-%d %H:%M", time.localtime(r[1])), "title": r[2],
                  "turns": r[3]} for r in rows]
 
     def latest(self) -> str | None:
-        row = self.db.execute("SELECT id FROM conversations ORDER BY updated DESC LIMIT 1").fetchone()
+        """The conversation ``chat --continue`` resumes: the last one that holds turns."""
+        row = self.db.execute("SELECT id FROM conversations c WHERE EXISTS (SELECT 1 FROM turns t WHERE "
+                              "t.conversation_id = c.id) ORDER BY updated DESC LIMIT 1").fetchone()
         return row[0] if row else None
 
     def load(self, cid: str) -> list[Answer]:

@@ -41,6 +41,8 @@ def run(settings, resume: bool = False, chat_id: str | None = None, progress=Non
     store = chat_store(settings)
     cid = chat_id or (store.latest() if resume else None)
     conv.resume(store.load(cid) if cid else [])
+    if cid and store.filter(cid):  # the resumed chat searches what it searched when it was left
+        _filter_command(store.filter(cid), conv, store, cid)
     if resume and cid is None:
         err.print("[dim]No saved conversation to continue; starting a new one.[/]")
     cid = cid or store.new()
@@ -51,6 +53,14 @@ def run(settings, resume: bool = False, chat_id: str | None = None, progress=Non
                   "/help for commands.")
         for t in conv.turns[-2:]:
             out.print(f"[dim]> {escape(t.question, one_line=True)}[/]")
+    try:
+        _session(conv, store, cid, settings, interactive)
+    finally:
+        store.drop_if_empty(cid)
+
+
+def _session(conv, store, cid: str, settings, interactive: bool) -> None:
+    """The chat's lines, read until /exit or the end of input; every answered turn is saved."""
     for line in _read_lines(interactive):
         line = line.strip()
         if not line:
@@ -98,6 +108,9 @@ def _turn(conv, line: str, settings, interactive: bool):
     if stream:
         stream.close(answer.text)
     render_answer(answer, streamed=bool(stream and stream.used))
+    if not answer.answerable and conv.filter_size() is not None:  # "the corpus" above is what the filter lets in
+        out.print(f"[dim]Searched only the {conv.filter_size()} papers the /filter lets through; /filter off "
+                  f"searches all {conv.paper_count()}.[/]")
     return answer
 
 
@@ -118,7 +131,7 @@ def _command(line: str, conv, store, cid: str, settings) -> bool:
     elif cmd == "/show":
         _show_command(arg, conv)
     elif cmd == "/filter":
-        _filter_command(arg, conv)
+        _filter_command(arg, conv, store, cid)
     elif cmd == "/sources":
         if conv.last:
             referent = conv.referent()  # what "[2]" and "the first two" point at: a refusal leaves it as it was
@@ -162,16 +175,20 @@ def _show_command(arg: str, conv) -> None:
               f"{shown(p.abstract)}")
 
 
-def _filter_command(arg: str, conv) -> None:
+def _filter_command(arg: str, conv, store, cid: str) -> None:
+    """``/filter X`` (kept with the chat, so ``--continue`` searches the same papers), ``/filter off``, ``/filter``."""
     if not arg:
         n = conv.filter_size()
         out.print(f"[dim]Filter: {n} papers.[/]" if n is not None else "[dim]No filter.[/]")
         return
     try:
         n = conv.set_filter(arg)
-        out.print(f"[dim]Searching {n} papers" + ("" if arg.lower() == "off" else f" matching {escape(arg)}") + ".[/]")
     except AssistantError as exc:
         err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
+        return
+    lifted = conv.filter_size() is None
+    store.set_filter(cid, None if lifted else arg)
+    out.print(f"[dim]Searching {n} papers" + ("" if lifted else f" matching {escape(arg)}") + ".[/]")
 
 
 def _read_lines(interactive: bool):
