@@ -87,9 +87,11 @@ def test_one_title_per_paper_in_every_command(bundled_index_dir):
     transformer architectures that use…", where `papers` showed "Sequence modeling")."""
     d = str(bundled_index_dir)
     listing = {p["paper_id"]: p for p in json.loads(run("papers", "--json", "--index-dir", d).stdout)}
-    shown = {pid: p["display_title"] for pid, p in listing.items()}
+    shown = {pid: p["title"] for pid, p in listing.items()}
+    assert all(p["display_title"] == p["title"] for p in listing.values())
     mesa = "000_c647aebf503422f2#8"
-    stored = listing[mesa]["title"]  # what the index searches with, never shown
+    stored = listing[mesa]["indexed_title"]  # what the index searches with, never shown
+    assert json.loads(run("show", mesa, "--json", "--index-dir", d).stdout)["title"] == shown[mesa]
     assert stored != shown[mesa] and stored.endswith("…")
     flat = lambda text: " ".join(text.split())  # noqa: E731  (the terminal wraps long lines)
     question = "a chunkwise parallel Mesa layer optimised at test time"

@@ -235,3 +235,14 @@ def test_a_save_that_fails_on_a_full_disk_leaves_no_file_and_the_retry_works(min
         assert res.exit_code == 0 and json.loads(target.read_text())["turns"]
     finally:
         subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def test_a_bibtex_key_is_made_from_the_title_every_command_shows(bundled_index_dir):
+    """An untitled abstract's stored title is its first sentence (ContextBench's names the prior work it builds on,
+    EPO); its key, like its title field, reads the derived title shown everywhere else."""
+    from assistant.config import Settings
+    from assistant.service.api import get_paper
+
+    paper = get_paper("000_c647aebf503422f2#11", Settings(index_dir=bundled_index_dir))
+    assert paper.display_title.startswith("ContextBench")
+    assert to_bibtex([paper]).startswith("@misc{contextbench2026_")

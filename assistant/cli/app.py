@@ -248,8 +248,10 @@ def papers(
 
     items = list_papers(_settings(index_dir), progress=first_run_progress())
     if as_json:
-        print_json([{"paper_id": p.id, "title": p.title, "source": p.source, "position": p.position,
-                      "title_derived": p.title_derived, "display_title": p.display_title, "url": p.url,
+        # "title" is the title every command and every --json shows; "indexed_title" what the index searches
+        print_json([{"paper_id": p.id, "title": p.display_title, "indexed_title": p.title, "source": p.source,
+                      "position": p.position, "title_derived": p.title_derived, "display_title": p.display_title,
+                      "url": p.url,
                       "authors": list(p.authors)} for p in items])
         return
     from rich.table import Table
@@ -275,8 +277,8 @@ def show(
 
     p = get_paper(paper_id, _settings(index_dir), progress=first_run_progress())
     if as_json:
-        print_json({"paper_id": p.id, "title": p.title, "title_derived": p.title_derived,
-                     "display_title": p.display_title, "abstract": p.abstract,
+        print_json({"paper_id": p.id, "title": p.display_title, "indexed_title": p.title,
+                     "title_derived": p.title_derived, "display_title": p.display_title, "abstract": p.abstract,
                      "source": p.source, "position": p.position, "authors": list(p.authors), "url": p.url,
                      "urls": list(p.urls), "date": p.date, "keywords": list(p.keywords)})
         return

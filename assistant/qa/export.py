@@ -98,7 +98,7 @@ def _bib_url(url: str) -> str:
 
 
 def bib_key(paper: Paper, year: str | None) -> str:
-    words = (paper.authors[0] if paper.authors else paper.title).split()  # a blank author or title has none
+    words = (paper.authors[0] if paper.authors else paper.display_title).split()  # the title every command shows
     first = (words[-1] if paper.authors else words[0]) if words else "paper"
     first = re.sub(r"[^A-Za-z0-9]", "", first).lower() or "paper"
     suffix = re.sub(r"[^A-Za-z0-9]", "", paper.id)[-8:]
