@@ -126,3 +126,59 @@ def test_a_mistyped_index_dir_is_named_never_filled_with_the_bundled_corpus(tmp_
     monkeypatch.setenv("ASSISTANT_INDEX_DIR", str(tmp_path / "default"))
     res = run("papers", "--json")
     assert res.exit_code == 0 and len(json.loads(res.stdout)) == 95
+
+
+def _records(path, rows: list[tuple[str, str]]) -> None:
+    path.write_text("".join(json.dumps({"id": i, "title": f"Paper {i}", "abstract": a}) + "\n" for i, a in rows),
+                    encoding="utf-8")
+
+
+TOPICS = ["Graph neural networks for molecule property prediction with message passing.",
+          "Federated learning lets clients train a shared model without pooling their data.",
+          "Diffusion models generate images by reversing a gradual noising process.",
+          "Sparse attention lowers the cost of transformers on long documents."]
+
+
+def test_a_second_file_giving_ids_another_file_s_papers_have_is_refused_and_nothing_is_lost(tmp_path):
+    """Two exports that both number their rows 1, 2, 3: the second replaced the first file's papers ("0 new, 3
+    updated", exit 0). Now it is refused in one line naming both files, and the index is as it was."""
+    idx = tmp_path / "idx"
+    _records(tmp_path / "lab_a.jsonl", [("1", TOPICS[0]), ("2", TOPICS[1])])
+    _records(tmp_path / "lab_b.jsonl", [("1", TOPICS[2]), ("2", TOPICS[3])])
+    assert run("ingest", tmp_path / "lab_a.jsonl", "--index-dir", idx).exit_code == 0
+    res = run("ingest", tmp_path / "lab_b.jsonl", "--index-dir", idx)
+    assert res.exit_code == 3 and has(error_line(res), "lab_b.jsonl gives ids that papers from", "lab_a.jsonl",
+                                      "(1, 2)", "nothing was changed", "assistant remove 1 2")
+    shown = json.loads(run("show", "1", "--json", "--index-dir", idx).stdout)
+    assert shown["abstract"] == TOPICS[0] and shown["source"] == "lab_a.jsonl"
+    # the file itself, edited, still updates its own papers; a file moved away hands its ids on
+    _records(tmp_path / "lab_a.jsonl", [("1", TOPICS[0]), ("2", TOPICS[3])])
+    assert json.loads(run("ingest", tmp_path / "lab_a.jsonl", "--index-dir", idx, "--json").stdout)["updated"] == 1
+    (tmp_path / "lab_a.jsonl").rename(tmp_path / "moved.jsonl")
+    assert run("ingest", tmp_path / "lab_b.jsonl", "--index-dir", idx).exit_code == 0
+    assert json.loads(run("show", "1", "--json", "--index-dir", idx).stdout)["abstract"] == TOPICS[2]
+
+
+def test_records_that_cannot_be_read_never_remove_the_papers_stored_from_them(tmp_path):
+    """A file ingested whole, then again with one line broken and one record's abstract field misspelt: the two
+    papers were removed as "no longer in the files read" (exit 0). Now they are kept and said to be kept."""
+    idx, lib = tmp_path / "idx", tmp_path / "lib.jsonl"
+    _records(lib, [(str(n), t) for n, t in enumerate(TOPICS, 1)])
+    assert run("ingest", lib, "--index-dir", idx).exit_code == 0
+    lines = lib.read_text(encoding="utf-8").splitlines()
+    lines[1] = lines[1][:-1]  # malformed JSON
+    lines[2] = lines[2].replace('"abstract"', '"abstrct"')  # no abstract
+    lib.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    res = run("ingest", lib, "--index-dir", idx)
+    assert res.exit_code == 0 and "removed" not in res.stderr
+    assert "kept: 2 stored papers this read did not find (2, 3)" in " ".join(res.stderr.split())
+    assert sorted(_ids(idx)) == ["1", "2", "3", "4"]
+    assert json.loads(run("ingest", lib, "--index-dir", idx, "--json").stdout)["kept_unread"] == ["2", "3"]
+    # a rebuild holds only what it reads: refused while the records are broken, nothing changed
+    res = run("ingest", "--rebuild", "--index-dir", idx)
+    assert res.exit_code == 3 and has(error_line(res), "could not be read", "fix them first")
+    assert sorted(_ids(idx)) == ["1", "2", "3", "4"]
+    # fixed, the file is the index again: a record taken out of it is removed
+    _records(lib, [("1", TOPICS[0]), ("2", TOPICS[1]), ("4", TOPICS[3])])
+    res = run("ingest", lib, "--index-dir", idx, "--json")
+    assert json.loads(res.stdout)["removed_ids"] == ["3"] and sorted(_ids(idx)) == ["1", "2", "4"]

@@ -333,7 +333,7 @@ def test_a_record_rewritten_at_the_same_counts_is_read_from_the_store(mini_index
     meta["paper_json"] = json.dumps({**json.loads(meta["paper_json"]), "title": "Rewritten behind the manifest"})
     idx.papers.upsert(ids=["mini#2"], embeddings=[got["embeddings"][0]], metadatas=[meta])
     res = run("show", "mini#2", "--json", "--index-dir", mini_index)
-    assert res.exit_code == 0 and json.loads(res.stdout)["title"] == "Rewritten behind the manifest"
+    assert res.exit_code == 0 and json.loads(res.stdout)["indexed_title"] == "Rewritten behind the manifest"
     assert len(json.loads(run("papers", "--json", "--index-dir", mini_index).stdout)) == 6
 
 

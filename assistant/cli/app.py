@@ -148,6 +148,11 @@ def ingest(
                   f"in the files read ({escape(shown_ids)})")
     for line in parsed.skipped:
         err.print(f"[yellow]skipped:[/] {escape(line)}")
+    if report.kept_unread:
+        n = len(report.kept_unread)
+        err.print(f"[yellow]kept:[/] {n} stored paper{'' if n == 1 else 's'} this read did not find "
+                  f"({escape(', '.join(report.kept_unread[:10]))}{' ...' if n > 10 else ''}), since records of "
+                  "the same file were skipped; fix them and ingest again to update or remove them")
     for dropped, kept in parsed.duplicates:
         err.print(f"[yellow]duplicate:[/] {escape(dropped)} has the same abstract as {escape(kept)}; stored once")
     chunks = f"{report.chunks} chunk{'' if report.chunks == 1 else 's'}"

@@ -61,7 +61,15 @@ def ingest_paths(paths: list[Path] | None, settings: Settings, rebuild: bool = F
             raise InputError(f"no abstracts found in {where}: {report.skipped[0]}{more}")
         raise InputError(f"no abstracts found in {where}; a text file needs a header line, then abstracts "
                          "separated by blank lines, a .jsonl file one JSON object per line with an abstract")
-    return ingest(papers, settings, rebuild=rebuild, progress=progress, sources=source_list(paths)), report
+    if rebuild and report.partial:  # a rebuild holds only what it reads: the skipped records' papers would go
+        from assistant.errors import InputError
+
+        raise InputError(f"{len(report.partial)} file(s) have records that could not be read (first: "
+                         f"{report.skipped[0] if report.skipped else '?'}); ingest --rebuild builds the index from "
+                         "what it reads and would lose their papers: fix them first, or ingest without --rebuild "
+                         "(which keeps the papers it could not read)")
+    return ingest(papers, settings, rebuild=rebuild, progress=progress, sources=source_list(paths),
+                  partial=frozenset(report.partial)), report
 
 
 def retriever(settings: Settings, progress: Progress | None = None, on_rerank: Progress | None = None) -> Retriever:

@@ -50,11 +50,14 @@ class IngestReport:
     dropped_sources: list[str] = field(default_factory=list)
     #: interrupted writes this command finished or undid first, said to the user
     recovered: list[str] = field(default_factory=list)
+    #: stored papers of a file read now that this read did not find, kept since some of its records were skipped
+    kept_unread: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"added": len(self.added), "updated": len(self.updated), "unchanged": len(self.unchanged),
                 "removed": len(self.removed), "chunks": self.chunks, "seconds": round(self.seconds, 2),
-                "embed_seconds": round(self.embed_seconds, 2), "recovered": list(self.recovered)}
+                "embed_seconds": round(self.embed_seconds, 2), "recovered": list(self.recovered),
+                "kept_unread": list(self.kept_unread)}
 
 
 @contextlib.contextmanager
@@ -82,14 +85,17 @@ def write_lock(index_dir: Path, wait: bool = True):
 
 
 def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
-           progress: Progress | None = None, sources: list[str] | None = None) -> IngestReport:
+           progress: Progress | None = None, sources: list[str] | None = None,
+           partial: frozenset[str] = frozenset()) -> IngestReport:
     """Add papers to the index at ``settings.index.dir``; unchanged papers cost nothing.
 
     The papers of each file read replace what the index held from that file (text/ids.py): a changed abstract
     is updated, one no longer in the file is removed. With ``rebuild`` a new index is built beside the old one
     and swapped in (the only way to switch embedder or chunking; aside.py). ``sources`` (paths, or
-    integrity.BUNDLED) are recorded in the manifest so that ``ingest --rebuild`` can re-read them. Journaled
-    (journal.py): a kill is finished by the next command, Ctrl-C undoes what was written.
+    integrity.BUNDLED) are recorded in the manifest so that ``ingest --rebuild`` can re-read them. ``partial``: the
+    files (``Paper.origin``) some of whose records could not be read: their stored papers this read did not find
+    are kept, not removed. Journaled (journal.py): a kill is finished by the next command, Ctrl-C undoes what was
+    written.
     """
     started = time.perf_counter()
     index_dir = local_dir(settings)
@@ -109,20 +115,21 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
         else:
             report.recovered += finish_pending(index, settings, progress)
             integrity.ready_for_ingest(index)
-        _write(index, papers, settings, progress, report, sources if rebuild else list(dict.fromkeys(previous + sources)))
+        _write(index, papers, settings, progress, report, sources if rebuild else list(dict.fromkeys(previous + sources)),
+               partial=partial)
         report.dropped_sources = [s for s in previous if s not in sources] if rebuild else []
         report.seconds = time.perf_counter() - started
         return report
 
 
 def _write(index: Index, papers: list[Paper], settings: Settings, progress: Progress | None, report: IngestReport,
-           sources: list[str], history: tuple | None = None) -> list[Paper]:
+           sources: list[str], history: tuple | None = None, partial: frozenset[str] = frozenset()) -> list[Paper]:
     """Plan, journal, write and commit one ingest into an opened index (under the write lock); the papers as
     written (with their ids)."""
     # an earlier write left the store ahead of its last commit: commit even if nothing is new
     dirty = index.manifest is not None and (integrity.meta_get(index, "journal") is not None
                                             or not integrity.consistent(index))
-    plan, named, stems, existing = _plan(index, papers, report, history)
+    plan, named, stems, existing = _plan(index, papers, report, history, partial)
     token = None
     undo = journal.capture(index, plan.touched())
     if not index.remote:
@@ -160,10 +167,12 @@ def _write(index: Index, papers: list[Paper], settings: Settings, progress: Prog
     return named
 
 
-def _plan(index: Index, papers: list[Paper], report: IngestReport, history: tuple | None = None):
+def _plan(index: Index, papers: list[Paper], report: IngestReport, history: tuple | None = None,
+          partial: frozenset[str] = frozenset()):
     """(the write plan, the papers with their ids, the stem each file numbers under, stored id -> content hash).
     Ids of papers without their own are numbered against what the index holds (text/ids.py); ``history``
-    (stored records, stems) stands in for it when building a new index in place of an old one."""
+    (stored records, stems) stands in for it when building a new index in place of an old one. Nothing is
+    written here: a file giving ids another file's papers hold is refused (:func:`_refuse_taken_ids`)."""
     from assistant.text.ids import Stored, assign
 
     existing: dict[str, str] = {}
@@ -178,6 +187,11 @@ def _plan(index: Index, papers: list[Paper], report: IngestReport, history: tupl
     else:
         stems = dict((index.manifest or {}).get("files") or {})
     named, dropped, stems = assign(papers, stored, stems)
+    if history is None:
+        _refuse_taken_ids(named, stored)
+    by_id = {s.id: s for s in stored}
+    report.kept_unread += [pid for pid in dropped if (by_id.get(pid) or Stored("", "", None, "")).origin in partial]
+    dropped = [pid for pid in dropped if pid not in set(report.kept_unread)]
     todo, moved = [], []
     for paper in named:
         if existing.get(paper.id) == paper.content_hash:
@@ -191,6 +205,30 @@ def _plan(index: Index, papers: list[Paper], report: IngestReport, history: tupl
     report.removed += drop
     plan = journal.WritePlan(tuple(todo), tuple(moved), tuple(drop), tuple(report.added))
     return plan, named, stems, existing
+
+
+def _refuse_taken_ids(named: list[Paper], stored: list) -> None:
+    """A record with an id of its own that a paper from another file already has (two CSV exports both numbering
+    their rows 1, 2, 3) would replace that paper: refused, naming both files, before anything is written. A paper
+    whose file is gone (moved or renamed) is taken over by the file that gives its id now."""
+    from assistant.text.corpus import bundled_corpus
+
+    holder = {s.id: s.origin for s in stored if s.origin}
+
+    def still_there(origin: str) -> bool:
+        return (bundled_corpus() / origin.removeprefix("bundled/")).is_file() if origin.startswith("bundled/") \
+            else Path(origin).is_file()
+
+    taken = [(p, holder[p.id]) for p in named
+             if not p.numbered and p.origin and holder.get(p.id) not in (None, p.origin) and still_there(holder[p.id])]
+    if taken:
+        paper, other = taken[0]
+        ids = [p.id for p, o in taken if p.origin == paper.origin and o == other]
+        shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        raise InputError(f"{paper.origin} gives ids that papers from {other} already have ({shown}); nothing was "
+                         "changed: give its records ids of their own (or no id column, to have them numbered), "
+                         f"or remove those papers first (assistant remove {' '.join(ids[:3])}"
+                         f"{' ...' if len(ids) > 3 else ''})")
 
 
 def _apply(index: Index, plan: journal.WritePlan, settings: Settings, report: IngestReport,

@@ -48,6 +48,14 @@ class ParseReport:
     duplicates: list[tuple[str, str]] = field(default_factory=list)  # (dropped id, kept id)
     skipped: list[str] = field(default_factory=list)  # "file:line: reason"
     files: int = 0
+    #: the files (``origin_of``) a record of which was skipped: the papers the index holds from them are not
+    #: removed by this read for being missing from it
+    partial: set[str] = field(default_factory=set)
+
+    def skip_record(self, path: Path, reason: str) -> None:
+        """A record of ``path`` that could not be read: said to the user, and its file marked as read in part."""
+        self.skipped.append(reason)
+        self.partial.add(origin_of(path))
 
 
 def bundled_corpus() -> Path:
@@ -229,8 +237,8 @@ def _record_to_paper(rec: dict, path: Path, where: str, position: int, record_no
     abstract = next((rec[f] for f in ABSTRACT_FIELDS if isinstance(rec.get(f), str) and rec[f].strip()), None)
     if abstract is None:
         wrong = next((f for f in ABSTRACT_FIELDS if rec.get(f) is not None and not isinstance(rec[f], str)), None)
-        report.skipped.append(f"{where}: record {pid} has no 'abstract'" +
-                              (f" ('{wrong}' is {_json_kind(rec[wrong])}, not text)" if wrong else ""))
+        report.skip_record(path, f"{where}: record {pid} has no 'abstract'" +
+                           (f" ('{wrong}' is {_json_kind(rec[wrong])}, not text)" if wrong else ""))
         return None
     return replace(_make_paper(str(pid).strip(), rec.get("title"), normalise_space(abstract), path.name, position, rec),
                    numbered=numbered)
@@ -243,7 +251,8 @@ def _json_value(text: str):
     try:
         return json.loads(text), None
     except json.JSONDecodeError as exc:
-        return None, f"{exc.msg} at column {exc.colno}" if exc.lineno == 1 else f"{exc.msg} at line {exc.lineno}"
+        at = "" if exc.msg.endswith(" at") else " at"  # "Unterminated string starting at": "at column 26"
+        return None, f"{exc.msg}{at} column {exc.colno}" if exc.lineno == 1 else f"{exc.msg}{at} line {exc.lineno}"
     except RecursionError:
         return None, "nested too deeply"
     except ValueError as exc:  # int('9' * 5000): "Exceeds the limit (4300 digits) for integer string conversion"
@@ -265,15 +274,15 @@ def parse_jsonl(path: Path, text: str, report: ParseReport, strict: bool = False
             msg = f"{where}: malformed JSON ({error})"
             if strict:
                 raise InputError(msg + "; fix the line or drop --strict to skip bad records") from None
-            report.skipped.append(msg)
+            report.skip_record(path, msg)
             continue
         if not isinstance(rec, dict):
-            report.skipped.append(f"{where}: not a JSON object")
+            report.skip_record(path, f"{where}: not a JSON object")
             continue
         try:
             paper = _record_to_paper(rec, path, where, len(papers) + 1, record_no, report, strict)
         except RecursionError:  # a field nested too deeply to walk
-            report.skipped.append(f"{where}: malformed JSON (nested too deeply)")
+            report.skip_record(path, f"{where}: malformed JSON (nested too deeply)")
             continue
         if paper is None and strict:
             raise InputError(report.skipped[-1] + "; drop --strict to skip bad records")
