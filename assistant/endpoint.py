@@ -20,16 +20,22 @@ ECHO_MIN = 6
 def scrub(text: str, settings: Settings, limit: int | None = 300) -> str:
     """Text safe to show: no API key, no run of ECHO_MIN or more of its characters, no credentials of a URL;
     cut at ``limit`` characters."""
+    return redact_urls(without_secrets(text, settings))[:limit]
+
+
+def without_secrets(text: str, settings: Settings, mark: str = "***") -> str:
+    """``text`` with ``mark`` for the API key, a run of ECHO_MIN or more of its characters, or the endpoint URL's
+    credentials (what a model's answer may echo; other URLs in it are left as written)."""
     key = settings.llm.api_key
     if key:
-        text = text.replace(key, "***")
-        text = _without_key_runs(text, key)
+        text = text.replace(key, mark)
+        text = _without_key_runs(text, key, mark)
     for secret in url_secrets(settings.llm.base_url):
-        text = text.replace(secret, "***")
-    return redact_urls(text)[:limit]
+        text = text.replace(secret, mark)
+    return text
 
 
-def _without_key_runs(text: str, key: str) -> str:
+def _without_key_runs(text: str, key: str, mark: str = "***") -> str:
     """Every run of ``text`` of ECHO_MIN or more characters that also occurs in ``key``, as ``***``."""
     if len(key) < ECHO_MIN:
         return text
@@ -39,7 +45,7 @@ def _without_key_runs(text: str, key: str) -> str:
         while i + n < len(text) and text[i:i + n + 1] in key:
             n += 1
         if n >= ECHO_MIN:
-            out.append("***")
+            out.append(mark)
             i += n
         else:
             out.append(text[i])

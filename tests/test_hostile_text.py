@@ -210,6 +210,18 @@ def test_llm_answer_with_out_of_range_citations_marks_them(evil_index, mocked_op
     assert [c["n"] for c in data["citations"]] == [1] and data["invalid_citations"] == [1000, -1, "1-3"]
 
 
+def test_a_streamed_answer_piped_shows_the_marks_the_note_under_it_describes(evil_index, mocked_openai_chat):
+    """Piped, the stream printed "[1000]" while the note under it said it "is marked [1000?]"; a marker split
+    across tokens is marked too."""
+    mocked_openai_chat.return_value = sse_response("Security improves [1] but see [10", "00] and [-", "1].\n",
+                                                   "Also [2, 99].")
+    res = run("ask", "federated learning security", "--index-dir", str(evil_index))
+    streamed, note = res.stdout.split("Note:", 1)
+    assert res.exit_code == 0 and "[1] but see [1000?] and [-1?]." in streamed and "[99?]." in streamed
+    assert "[1000]" not in streamed and "[-1]" not in streamed and "[99]" not in streamed
+    assert "marked [1000?], [-1?]" in " ".join(note.split())
+
+
 def test_an_llm_answer_with_escape_codes_is_inert(evil_index, mocked_openai_chat):
     mocked_openai_chat.return_value = sse_response("Security \x1b[2J\x1b[H", "improves \u202ea\u202c [1].\n",
                                                    "Second\x07 line.")

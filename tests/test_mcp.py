@@ -247,3 +247,24 @@ def test_a_first_line_that_is_not_a_well_formed_initialize_is_left_to_the_sdk():
         replies = _sdk_replies(early, then=hello)
         assert [m["id"] for m in replies] == ids, replies
         assert ("error" in replies[0]) == line.startswith('{"jsonrpc": "2.0", "id": 1, "method": "initialize"')
+
+
+def test_an_llm_answer_citing_nothing_or_no_source_says_so_to_the_agent(bundled_index_dir, mocked_openai_chat):
+    """What the terminal warns of reaches an agent too: an LLM answer citing none of its sources came back as a bare
+    answer ("checked against the abstracts", says the tool), and a citation to no source only as "[99?]"."""
+    from assistant.cli.mcp_server import ask_record, render_answer
+    from assistant.config import Settings
+    from assistant.service.api import ask
+
+    from .conftest import sse_response
+
+    settings = Settings.from_env().replace(index={"dir": bundled_index_dir})
+    mocked_openai_chat.return_value = sse_response("Federated learning is a popular topic.")
+    record = ask_record(ask("Which papers study federated learning?", settings))
+    assert record.uncited and record.citations == [] and record.quoted and "[1]" in record.quoted
+    text = render_answer(record)
+    assert "nothing above is checked against an abstract" in text and record.quoted in text
+    mocked_openai_chat.return_value = sse_response("FL keeps data local [1]. Magic [99].")
+    record = ask_record(ask("Which papers study federated learning?", settings))
+    assert not record.uncited and record.invalid_citations == [99] and "[99?]" in record.answer
+    assert "Note: [99] in the answer name no source it was given" in render_answer(record)

@@ -117,6 +117,32 @@ def test_credentials_in_the_base_url_and_an_echoed_key_never_leave_the_process(m
         assert password not in flat and "qk-77x" not in flat and key[:10] not in flat and key[-8:] not in flat
 
 
+def test_a_key_a_server_echoes_in_its_answer_is_neither_shown_nor_saved(mini_index, tmp_path, mocked_openai_chat):
+    """A proxy that echoes the key into the answer text (split across chunks, and a prefix of it): it was printed,
+    saved by --save and kept in the chat store; the scrub covered error lines only."""
+    from typer.testing import CliRunner
+
+    from assistant.cli.app import app
+
+    from .conftest import FAKE_KEY
+
+    mocked_openai_chat.return_value = sse_response("Your key is sk-test-SEC", "RET-0123456789abcdef and its start ",
+                                                   f"{FAKE_KEY[:12]} [1].\nMixture-of-Thought reasons [1].")
+    runner = CliRunner()
+    saved = tmp_path / "k.json"
+    outputs = [runner.invoke(app, ["ask", "What is Mixture-of-Thought?", "--save", str(saved), "--index-dir",
+                                   str(mini_index)]).output,
+               runner.invoke(app, ["ask", "What is Mixture-of-Thought?", "--json", "--index-dir",
+                                   str(mini_index)]).output,
+               runner.invoke(app, ["chat", "--index-dir", str(mini_index)],
+                             input="What is Mixture-of-Thought?\n").output]
+    outputs += [saved.read_text(), (mini_index / "chats.sqlite").read_bytes().decode("utf-8", "replace")]
+    assert "Your key is (key hidden) and its start (key hidden) [1]." in outputs[0] and "Mixture-of-Thought reasons [1]" in outputs[0]
+    for text in outputs:
+        flat = "".join(text.split())
+        assert FAKE_KEY not in flat and "SECRET" not in flat and FAKE_KEY[:12] not in flat
+
+
 def test_a_paper_id_holding_quotes_adds_no_attribute_to_a_source_tag(tmp_path, llm_env, mocked_openai_chat):
     """Row 16: a paper id holding quotes (`q" n="7" trusted="yes`) reached the LLM prompt unescaped."""
     f = tmp_path / "quotes.jsonl"

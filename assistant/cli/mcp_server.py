@@ -71,6 +71,12 @@ class AskResult(_Record):
     parts: list[PartPapers] = Field(default=[], description="on a refusal of two things the corpus holds only "
                                                             "apart, each part and its papers (none is on both)")
     complete: bool = True
+    uncited: bool = Field(default=False, description="an LLM answer citing none of its sources: nothing in it is "
+                                                      "checked against an abstract (see quoted)")
+    quoted: str = Field(default="", description="with uncited: what the sources say, quoted verbatim, each "
+                                                "sentence citing [n] of sources")
+    invalid_citations: list[int | str] = Field(default=[], description="markers in answer that name no source, "
+                                                                       "shown there as [n?]; they cite nothing")
 
 
 class PaperResult(_Record):
@@ -310,7 +316,10 @@ def ask_record(answer) -> AskResult:
                      related=[Related(paper_id=h.paper_id, title=h.title, uri=paper_uri(h.paper_id))
                               for h in (answer.related or [])] if not answer.answerable else [],
                      parts=[_part(p) for p in answer.parts],
-                     complete=answer.complete)
+                     complete=answer.complete,
+                     uncited=answer.mode == "llm" and answer.answerable and not answer.citations,
+                     quoted=answer.quoted if answer.answerable and not answer.citations else "",
+                     invalid_citations=list(answer.invalid_citations))
 
 
 def paper_record(p) -> PaperResult:
@@ -331,8 +340,16 @@ def _part_lines(parts: list[PartPapers]) -> list[str]:
 
 def render_answer(r: AskResult) -> str:
     lines = [r.answer]
+    if r.invalid_citations:
+        marks = ", ".join(f"[{n}]" for n in r.invalid_citations)
+        lines += ["", f"Note: {marks} in the answer name no source it was given: marked [n?], they cite nothing."]
     if r.citations:
         lines += ["", "Sources"] + [f"[{c.n}] {c.paper_id}: {c.title}\n    \"{c.snippet}\"" for c in r.citations]
+    elif r.uncited:
+        lines += ["", f"The model cited none of the {len(r.sources)} sources it was given: nothing above is checked "
+                      "against an abstract. They were:"] + [f"[{c.n}] {c.paper_id}: {c.title}" for c in r.sources]
+        if r.quoted:
+            lines += ["", "What they say, quoted without the model (verbatim, cited):", r.quoted]
     if r.parts:
         lines += ["", "Papers on each part (none is on both; not cited):", *_part_lines(r.parts)]
     elif r.related:

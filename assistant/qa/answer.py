@@ -400,6 +400,32 @@ def _citations(hits: list[Hit], numbers: list[int], snippets: dict[int, str] | N
 
 
 
+class MarkedStream:
+    """Streamed tokens passed on with a citation to no source marked as the parsed answer marks it (``[99]`` ->
+    ``[99?]``), so that what is streamed (to a terminal or a pipe) is the text the note under it describes. A
+    bracket is held back until it closes, or until it runs on too long to be a citation."""
+
+    HOLD = 24  # characters: "[12, 13, 14, 15]" and longer lists fit
+
+    def __init__(self, on_token: Callable[[str], None], n_sources: int):
+        self.on_token, self.n_sources, self.held = on_token, n_sources, ""
+
+    def __call__(self, token: str) -> None:
+        self.held += token
+        cut = self.held.rfind("[")
+        if cut != -1 and "]" not in self.held[cut:] and len(self.held) - cut < self.HOLD:
+            ready, self.held = self.held[:cut], self.held[cut:]
+        else:
+            ready, self.held = self.held, ""
+        if ready:
+            self.on_token(parse_citations(ready, self.n_sources)[0])
+
+    def flush(self) -> None:
+        if self.held:
+            self.on_token(parse_citations(self.held, self.n_sources)[0])
+            self.held = ""
+
+
 def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settings: Settings,
                on_token: Callable[[str], None] | None = None, unsure: bool = False) -> Answer:
     """The LLM's answer from the numbered sources; ``unsure``: the answerable model reads the question as more
@@ -414,7 +440,10 @@ def llm_answer(retriever: Retriever, question: str, retrieval: Retrieval, settin
         {"role": "user", "content": render("answer", sources=format_sources(hits, abstracts), question=question,
                                                  caution=UNSURE_CAUTION if unsure else "")},
     ]
-    completion = chat(settings, messages, on_token=on_token)
+    marked = MarkedStream(on_token, len(hits)) if on_token else None
+    completion = chat(settings, messages, on_token=marked)
+    if marked:
+        marked.flush()
     text, cited, invalid = parse_citations(completion.text.strip(), len(hits))
     answerable = NO_ANSWER_PHRASE.lower().rstrip(".") not in text.lower() or bool(cited)
     if completion.finish_reason == "length":

@@ -7,11 +7,11 @@ SDK's capped exponential backoff; 401/403/404 are not retried. Every failure bec
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from assistant.config import Settings
-from assistant.endpoint import Bound, endpoint_name, make_client, map_error
+from assistant.endpoint import Bound, endpoint_name, make_client, map_error, without_secrets
 from assistant.errors import LLMError
 
 
@@ -44,10 +44,46 @@ def estimate_cost(settings: Settings, model: str | None, usage: dict) -> float |
     return round((usage.get("prompt_tokens", 0) * price[0] + usage.get("completion_tokens", 0) * price[1]) / 1e6, 6)
 
 
+#: What an answer shows where a server echoed the key ("***" would read as Markdown emphasis).
+HIDDEN = "(key hidden)"
+
+
+class Scrubbed:
+    """Streamed text passed on without the API key or a run of it a server echoes (:func:`~assistant.endpoint.without_secrets`):
+    the longest tail of what arrived that could begin such a run is held back until the next piece shows it does
+    not (a key split across two chunks is still found)."""
+
+    def __init__(self, on_token: Callable[[str], None], settings: Settings):
+        self.on_token, self.settings, self.held = on_token, settings, ""
+        self.key = settings.llm.api_key or ""
+
+    def __call__(self, piece: str) -> None:
+        self.held += piece
+        keep = next((n for n in range(min(len(self.held), len(self.key)), 0, -1) if self.held[-n:] in self.key), 0)
+        ready, self.held = self.held[:len(self.held) - keep], self.held[len(self.held) - keep:]
+        if ready:
+            self.on_token(without_secrets(ready, self.settings, HIDDEN))
+
+    def flush(self) -> None:
+        if self.held:
+            self.on_token(without_secrets(self.held, self.settings, HIDDEN))
+            self.held = ""
+
+
 def chat(settings: Settings, messages: list[dict], on_token: Callable[[str], None] | None = None,
          stream: bool = True, max_tokens: int | None = None, temperature: float = 0.1) -> Completion:
     """One chat completion. Streams tokens to ``on_token``; a stream that breaks off keeps the partial text. Every
-    wait is bounded (:class:`~assistant.endpoint.Bound`): the headers, each gap between chunks, the whole call."""
+    wait is bounded (:class:`~assistant.endpoint.Bound`): the headers, each gap between chunks, the whole call. No
+    secret a server echoes (the API key, a run of it) is passed on, streamed or returned."""
+    guard = Scrubbed(on_token, settings) if on_token else None
+    completion = _chat(settings, messages, guard, stream, max_tokens, temperature)
+    if guard:
+        guard.flush()
+    return replace(completion, text=without_secrets(completion.text, settings, HIDDEN))
+
+
+def _chat(settings: Settings, messages: list[dict], on_token: Callable[[str], None] | None,
+          stream: bool, max_tokens: int | None, temperature: float) -> Completion:
     kwargs: dict[str, Any] = {"model": settings.llm.model, "messages": messages, "temperature": temperature}
     max_tokens = max_tokens or settings.llm.max_tokens
     if max_tokens:
