@@ -216,6 +216,21 @@ def test_a_semicolon_csv_from_a_spreadsheet_is_read(tmp_path):
     assert [(p.id, p.title, p.abstract) for p in papers] == [("p1", "Paper One", "Text, with a comma; and more.")]
 
 
+def test_a_csv_quote_left_open_is_refused_not_read_into_the_next_row(tmp_path):
+    """An unterminated quote made u2's abstract swallow u3's row ("...quote. u3,T3,Third ..."), u3 lost, with no
+    report, even with --strict. A quote inside an unquoted field and a quoted line break stay valid."""
+    bad = tmp_path / "midquote.csv"
+    bad.write_text('id,title,abstract\nu1,T1,"First about graphs."\nu2,T2,"Second, unterminated.\n'
+                   'u3,T3,"Third about segmentation."\nu4,T4,"Fourth about RAG."\n')
+    with pytest.raises(InputError, match=r"not valid CSV after line \d+ .*a quote inside a field is written twice"):
+        load_papers([bad])
+    good = tmp_path / "good.csv"
+    good.write_text('id,title,abstract\nu1,A "quoted" title,"First line,\nsecond ""quoted"" line."\nu2,T2,Plain.\n')
+    papers, _ = load_papers([good])
+    assert [p.title for p in papers] == ['A "quoted" title', "T2"]
+    assert papers[0].abstract == 'First line, second "quoted" line.'
+
+
 def test_identical_abstracts_are_stored_once_and_reported(tmp_path):
     f = tmp_path / "dups.txt"
     f.write_text("Header\n\nSame abstract text here.\n\nAnother one.\n\nSame abstract   text here.\n")

@@ -87,6 +87,8 @@ def test_a_lost_manifest_is_named_never_replaced_by_the_bundled_corpus(mini_inde
         said = error_line(res)
         assert res.exit_code == 4 and has(said, "manifest.json", "doctor --repair")
         assert not has(said, "--rebuild")  # the advice must not replace the user's papers
+        # run as printed, the advice acted on the default index: it names this one
+        assert has(said, f"(add --index-dir {mini_index} to that command)")
     assert stored(mini_index) == 6
     res = run("doctor", "--repair", "--index-dir", mini_index)
     assert res.exit_code == 0 and has(res.stdout, "restored manifest.json from its copy")

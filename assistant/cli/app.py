@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import os
+import re
+import shlex
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -60,6 +62,20 @@ def _settings(index_dir: Path | None = None, **overrides):
     return Settings.from_env(index_dir=index_dir, chroma_url=_GLOBAL.get("chroma_url"), **overrides)
 
 
+#: A command a message tells the user to run: "restore it with: assistant doctor --repair".
+_ADVISED = re.compile(r"\bassistant (ingest|doctor|remove|chat|papers|show|ask)\b(?! --index-dir)")
+
+
+def _pointed(text: str, index_dir: Path | None = None) -> str:
+    """A message whose advised commands name the index this command was pointed at with --index-dir (run as
+    printed, "assistant doctor --repair" would act on the default index)."""
+    where = index_dir if index_dir is not None else _GLOBAL.get("index_dir")
+    advised = len(_ADVISED.findall(text))
+    if where is None or not advised:
+        return text
+    return f"{text} (add --index-dir {shlex.quote(str(where))} to {'each' if advised > 1 else 'that'} command)"
+
+
 def handle_errors(fn):
     """Translate AssistantError into one line on stderr and its exit code (tracebacks with ASSISTANT_DEBUG=1)."""
 
@@ -70,7 +86,7 @@ def handle_errors(fn):
         except AssistantError as exc:
             if os.environ.get("ASSISTANT_DEBUG"):
                 raise
-            err.print(f"[bold red]Error:[/] {escape(_scrubbed(str(exc)), one_line=True)}")
+            err.print(f"[bold red]Error:[/] {escape(_pointed(_scrubbed(str(exc)), kwargs.get('index_dir')), one_line=True)}")
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             err.print("Interrupted.")
@@ -80,13 +96,14 @@ def handle_errors(fn):
                 raise
             known = _storage_error(exc, kwargs.get("index_dir"))
             where = f": {exc.filename}" if exc.filename else ""
-            err.print(f"[bold red]Error:[/] {escape(str(known) if known else (exc.strerror or str(exc)) + where, one_line=True)}")
+            said = _pointed(str(known), kwargs.get("index_dir")) if known else (exc.strerror or str(exc)) + where
+            err.print(f"[bold red]Error:[/] {escape(said, one_line=True)}")
             raise typer.Exit(known.exit_code if known else 1) from None
         except Exception as exc:  # a storage library's own error (Chroma, its HTTP client, SQLite): one line too
             known = _storage_error(exc, kwargs.get("index_dir"))
             if known is None or os.environ.get("ASSISTANT_DEBUG"):
                 raise
-            err.print(f"[bold red]Error:[/] {escape(str(known), one_line=True)}")
+            err.print(f"[bold red]Error:[/] {escape(_pointed(str(known), kwargs.get('index_dir')), one_line=True)}")
             raise typer.Exit(known.exit_code) from None
 
     return wrapper
@@ -418,9 +435,9 @@ def doctor(index_dir: IndexDir = None, as_json: JsonFlag = False,
     report = doctor_fn(_settings(index_dir), repair=repair)
     if not as_json:
         for line in report.get("repairs", []):
-            out.print(f"[green]repaired:[/] {escape(line)}")
+            out.print(f"[green]repaired:[/] {escape(_pointed(line, index_dir))}")
         for line in report.get("unrepaired", []):
-            out.print(f"[red]not repaired:[/] {escape(line)}")
+            out.print(f"[red]not repaired:[/] {escape(_pointed(line, index_dir))}")
     if as_json:
         print_json(report)
     else:
@@ -440,7 +457,7 @@ def doctor(index_dir: IndexDir = None, as_json: JsonFlag = False,
         out.print(cfg)
         for c in report["checks"]:
             mark = "[green]ok[/]  " if c["ok"] else "[red]FAIL[/]"
-            out.print(f"{mark} {c['check']:9s} {escape(str(c['detail']))} [dim]({c['ms']} ms)[/]")
+            out.print(f"{mark} {c['check']:9s} {escape(_pointed(str(c['detail']), index_dir))} [dim]({c['ms']} ms)[/]")
     if not report["ok"]:
         raise typer.Exit(1)
 

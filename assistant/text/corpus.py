@@ -317,7 +317,7 @@ def parse_csv(path: Path, text: str, report: ParseReport, strict: bool = False) 
 def _parse_csv(path: Path, text: str, report: ParseReport, strict: bool) -> list[Paper]:
     delimiter = _delimiter(path, text)
     try:
-        reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
+        reader = csv.DictReader(io.StringIO(text), delimiter=delimiter, strict=True)  # a stray quote: an error
         header = [h.strip().lower() for h in (reader.fieldnames or [])]
     except csv.Error as exc:
         raise InputError(f"{path}: not valid CSV ({exc})") from None
@@ -334,7 +334,8 @@ def _parse_csv(path: Path, text: str, report: ParseReport, strict: bool) -> list
             if paper:
                 papers.append(paper)
     except csv.Error as exc:
-        raise InputError(f"{path}:{reader.line_num}: not valid CSV ({exc})") from None
+        raise InputError(f"{path}: not valid CSV after line {reader.line_num} ({exc}): a quoted field runs on past its "
+                         'closing quote or to the end of the file; a quote inside a field is written twice ("")') from None
     return papers
 
 
