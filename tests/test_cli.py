@@ -5,6 +5,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from typer.testing import CliRunner
 
 from assistant.cli.app import app
@@ -117,6 +119,25 @@ def test_the_terminal_shows_latex_as_text_and_json_keeps_it_verbatim(bundled_ind
     assert "α-mixture" in res.stdout and "\\alpha" not in res.stdout
     data = json.loads(run("show", "001_920fbba894271a85#14", "--json", "--index-dir", str(bundled_index_dir)).stdout)
     assert "$\\alpha$-mixture" in data["abstract"]
+
+
+@pytest.mark.parametrize("typed,paper", [
+    ("Jensen-Shannon", "ARC-JSD"),  # the title has an en dash
+    ("Nuwa", "Nüwa"),
+    ('DeepEyes: a model that learns to "think with images"', "DeepEyes"),  # the shown title, with keyboard quotes
+    ("Large language models", "Large language models"),  # a title typed whole, though 9 papers hold the words
+    ("ＡＳＩＤＥ", "ASIDE"),  # fullwidth, as a CJK input method types it
+])
+def test_a_paper_is_found_by_its_name_or_title_as_a_keyboard_types_it(bundled_index_dir, typed, paper):
+    res = run("show", typed, "--json", "--index-dir", str(bundled_index_dir))
+    assert res.exit_code == 0, res.output
+    shown = json.loads(res.stdout)
+    assert paper in shown["title"] or paper in shown["abstract"]
+
+
+def test_a_question_typed_in_fullwidth_is_read_as_ascii(bundled_index_dir):
+    answer = json.loads(run("ask", "ｗｈａｔ ｉｓ ＡＳＩＤＥ？", "--json", "--index-dir", str(bundled_index_dir)).stdout)
+    assert answer["question"] == "what is ASIDE?" and answer["citations"][0]["title"].startswith("ASIDE")
 
 
 def test_unknown_paper_id_is_one_line_and_nonzero(bundled_index_dir):

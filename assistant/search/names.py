@@ -300,6 +300,28 @@ def _writers(index, name: str):
             yield pid
 
 
+#: Dashes, quotes and the like as a keyboard types them: "Jensen-Shannon" finds "Jensen–Shannon".
+_TYPED = str.maketrans({**{c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"},
+                        **{c: "'" for c in "\u2018\u2019\u201a\u201b\u2032"},
+                        **{c: '"' for c in "\u201c\u201d\u201e\u201f\u2033"}})
+
+
+_MARKS = re.compile("[\u0300-\u036f]")  # combining accents, as NFKD leaves them: "u" and its umlaut
+
+
+def folded(text: str) -> str:
+    """``text`` as a name is looked up: case, accents ("Nuwa" is "Nüwa"), fullwidth forms, typographic dashes and
+    quotes and runs of white space set aside."""
+    import unicodedata
+
+    text = _MARKS.sub("", unicodedata.normalize("NFKD", text.translate(_TYPED)))
+    return " ".join(text.casefold().split())
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[:n - 1].rstrip() + "…"
+
+
 def resolve_paper(index, ref: str) -> str:
     """The id of the paper ``ref`` calls: its id, a name only it has ("Qronos", "qronos"), or a part of one title
     only ("unlearning metric"). InputError when none does, or (listing them) when several do."""
@@ -309,18 +331,25 @@ def resolve_paper(index, ref: str) -> str:
     papers = index.all_papers()
     if ref in papers:
         return ref
-    low = ref.lower()
-    holding = [pid for pid, p in papers.items() if low in p.title.lower() or low in p.abstract.lower()
-               or low in p.display_title.lower()]  # a name is in its paper's text: only these are read for names
-    by_name = [pid for pid in holding if any(n.lower() == low for n in paper_names(papers[pid]))]
+    plain = ref.lower()
+    holding = [pid for pid, p in papers.items() if plain in p.title.lower() or plain in p.abstract.lower()
+               or plain in p.display_title.lower()]  # a name is in its paper's text: only these are read for names
+    low = folded(ref)
+    if not holding:  # typed otherwise than written ("Nuwa", "Jensen-Shannon"): the slower, folded reading
+        holding = [pid for pid, p in papers.items() if low in folded(p.title) or low in folded(p.abstract)
+                   or low in folded(p.display_title)]
+    by_name = [pid for pid in holding if any(folded(n) == low for n in paper_names(papers[pid]))]
     if len(by_name) == 1:
         return by_name[0]
-    by_title = by_name or ([pid for pid in holding if low in papers[pid].title.lower()
-                            or low in papers[pid].display_title.lower()] if len(low) >= 3 else [])
+    whole = [pid for pid in holding if low in (folded(papers[pid].title), folded(papers[pid].display_title))]
+    if len(whole) == 1 and not by_name:  # a title typed whole ("Large language models") names its paper
+        return whole[0]
+    by_title = by_name or ([pid for pid in holding if low in folded(papers[pid].title)
+                            or low in folded(papers[pid].display_title)] if len(low) >= 3 else [])
     if len(by_title) == 1:
         return by_title[0]
     if by_title:
-        shown = "; ".join(f"{pid} ({papers[pid].display_title[:60]})" for pid in by_title[:6])
+        shown = "; ".join(f"{pid} ({_cut(papers[pid].display_title, 60)})" for pid in by_title[:6])
         more = f" and {len(by_title) - 6} more" if len(by_title) > 6 else ""
         raise InputError(f"{ref!r} matches {len(by_title)} papers: {shown}{more}; name one by its id")
     raise InputError(f"not in the index: {ref!r} (no paper has that id, name or title); list them with: assistant "

@@ -31,9 +31,15 @@ if TYPE_CHECKING:  # imported where used: `papers` and `show` need none of them 
     from assistant.search.retrieve import Retrieval, Retriever
 
 
+#: Fullwidth ASCII (what CJK input methods type: "ＡＳＩＤＥ？") and the ideographic space, as plain ASCII.
+_FULLWIDTH = {**{cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)}, 0x3000: 0x20}
+
+
 def require_words(text: str, what: str = "question") -> str:
-    """``text`` when it holds a word or number to look for; otherwise InputError, before any work: "???", "  " or
-    an emoji give a search, `which` or a summary nothing to read."""
+    """``text`` as it is read (fullwidth letters, digits and marks as ASCII) when it holds a word or number to look
+    for; otherwise InputError, before any work: "???", "  " or an emoji give a search, `which` or a summary nothing
+    to read."""
+    text = text.translate(_FULLWIDTH)
     if not any(ch.isalnum() for ch in text):
         from assistant.errors import InputError
 
@@ -85,7 +91,7 @@ def search(query: str, settings: Settings, k: int | None = None, progress: Progr
            on_rerank: Progress | None = None) -> Retrieval:
     from assistant.qa.answer import retrieve
 
-    require_words(query, "query")
+    query = require_words(query, "query")
     return retrieve(retriever(settings, progress, on_rerank), query, k or max(settings.search.top_k, 10))
 
 
@@ -93,7 +99,7 @@ def ask(question: str, settings: Settings, on_token=None, progress: Progress | N
         on_rerank: Progress | None = None) -> Answer:
     from assistant.qa.answer import answer_question
 
-    require_words(question)
+    question = require_words(question)
     return answer_question(retriever(settings, progress, on_rerank), question, settings, on_token=on_token)
 
 
@@ -132,28 +138,28 @@ class Library:
     def search(self, query: str, k: int = 10) -> Retrieval:
         from assistant.qa.answer import retrieve
 
-        require_words(query, "query")
+        query = require_words(query, "query")
         with self._lock:
             return retrieve(self.retriever, query, k)
 
     def ask(self, question: str) -> Answer:
         from assistant.qa.answer import answer_question
 
-        require_words(question)
+        question = require_words(question)
         with self._lock:
             return answer_question(self.retriever, question, self.settings)
 
     def which(self, criterion: str):
         from assistant.qa.synthesis import which as which_fn
 
-        require_words(criterion, "criterion")
+        criterion = require_words(criterion, "criterion")
         with self._lock:
             return which_fn(self.retriever, criterion, self.settings)
 
     def summarize(self, area: str):
         from assistant.qa.synthesis import summarize as summarize_fn
 
-        require_words(area, "area")
+        area = require_words(area, "area")
         with self._lock:
             return summarize_fn(self.retriever, area, self.settings)
 
@@ -241,14 +247,14 @@ def doctor(settings: Settings, repair: bool = False) -> dict:
 def which(criterion: str, settings: Settings, progress: Progress | None = None):
     from assistant.qa.synthesis import which as which_fn
 
-    require_words(criterion, "criterion")
+    criterion = require_words(criterion, "criterion")
     return which_fn(retriever(settings, progress), criterion, settings)
 
 
 def summarize(area: str, settings: Settings, progress: Progress | None = None):
     from assistant.qa.synthesis import summarize as summarize_fn
 
-    require_words(area, "area")
+    area = require_words(area, "area")
     return summarize_fn(retriever(settings, progress), area, settings)
 
 
@@ -262,7 +268,7 @@ def corpus_map(query: str | None, settings: Settings, out: Path | None = None, m
     from assistant.qa.landscape import build_map, check_out, default_out, write_map
 
     if query is not None:
-        require_words(query, "query")
+        query = require_words(query, "query")
     path = check_out(out or default_out(query), force)  # fail before any work
     found = retriever(settings, progress)  # may build the bundled index first, with its own progress bar
     with (busy or (lambda _: contextlib.nullcontext()))("Laying out the map (once per index version)…"):
