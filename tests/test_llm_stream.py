@@ -146,3 +146,30 @@ def test_a_huge_reply_is_capped_as_a_stream_is(monkeypatch):
         _llm_env(monkeypatch, url, timeout="30")
         got = chat(Settings.from_env(), [{"role": "user", "content": "hi"}], stream=False)
         assert len(got.text) == 1024 * CHARS_PER_TOKEN and not got.complete
+
+
+def test_a_reader_that_leaves_a_streamed_answer_loses_neither_the_answer_nor_its_save(mini_index, tmp_path):
+    """`ask --save b.md | head -1`: the streamed write hit the closed pipe, "Error: Broken pipe" (exit 1), and the
+    answer (paid for) was not saved. Now it completes, is saved, and the command ends quietly, as click ends one
+    whose output pipe closed (exit 1)."""
+    import os
+    import subprocess
+    import sys
+
+    from .conftest import loopback_llm, sse
+
+    def answers(handler, seen):
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n")
+        handler.wfile.write(sse("Mixture-of-Thought reasons in three modalities [1].\n", "It trains them jointly [1]."))
+
+    saved = tmp_path / "b.md"
+    with loopback_llm(answers) as (url, _):
+        env = {**os.environ, "OPENAI_BASE_URL": url, "OPENAI_API_KEY": "sk-test-pipe", "ASSISTANT_MODEL": "m",
+               "ORT_DISABLE_TELEMETRY": "1"}
+        proc = subprocess.Popen([sys.executable, "-m", "assistant", "ask", "What is Mixture-of-Thought?", "--save",
+                                 str(saved), "--index-dir", str(mini_index)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env)
+        proc.stdout.close()  # the reader is gone before the first line
+        _, said = proc.communicate(timeout=120)
+    assert proc.returncode == 1 and b"Error" not in said and b"Traceback" not in said  # click's exit on EPIPE
+    assert "It trains them jointly [1]." in saved.read_text(encoding="utf-8")

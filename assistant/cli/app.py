@@ -86,11 +86,15 @@ def handle_errors(fn):
         except AssistantError as exc:
             if os.environ.get("ASSISTANT_DEBUG"):
                 raise
-            err.print(f"[bold red]Error:[/] {escape(_pointed(_scrubbed(str(exc)), kwargs.get('index_dir')), one_line=True)}")
+            said = _pointed(_scrubbed(str(exc)), kwargs.get("index_dir"))
+            err.print(f"[bold red]Error:[/] {escape(said, one_line=True)}")
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             err.print("Interrupted.")
             raise typer.Exit(130) from None
+        except BrokenPipeError:  # the reader of the output left (| head): no error to report, as a pipe ends
+            _quiet_stdout()
+            raise typer.Exit(1) from None  # as click ends a command whose output pipe closed
         except OSError as exc:  # the file system said no (permissions, a full disk): the user's to fix, in one line
             if os.environ.get("ASSISTANT_DEBUG"):
                 raise
@@ -107,6 +111,16 @@ def handle_errors(fn):
             raise typer.Exit(known.exit_code) from None
 
     return wrapper
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's own flush at exit raises no second BrokenPipeError."""
+    import sys
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _scrubbed(text: str) -> str:

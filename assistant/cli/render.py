@@ -249,6 +249,7 @@ class Stream:
         self.live = None
         self.used = False
         self.pending = ""
+        self.closed_pipe = False
 
     def __call__(self, token: str) -> None:
         self.used = True
@@ -270,8 +271,13 @@ class Stream:
         from assistant.service.api import readable
         from assistant.service.api import for_terminal
 
-        sys.stdout.write(for_terminal(readable(text)))
-        sys.stdout.flush()
+        if self.closed_pipe:
+            return
+        try:
+            sys.stdout.write(for_terminal(readable(text)))
+            sys.stdout.flush()
+        except BrokenPipeError:  # the reader left (| head): the answer still completes and --save still writes
+            self.closed_pipe = True
 
     def close(self, final_text: str | None = None) -> None:
         if self.live is not None:
