@@ -53,6 +53,11 @@ def _without_key_runs(text: str, key: str, mark: str = "***") -> str:
     return "".join(out)
 
 
+def _retries(settings: Settings) -> str:
+    n = settings.llm.max_retries
+    return f"{n} retr{'y' if n == 1 else 'ies'}"
+
+
 def url_secrets(url: str | None) -> list[str]:
     """The parts of a URL that are secrets: its user name and password, the values of its query."""
     if not url:
@@ -223,17 +228,17 @@ def map_error(exc: Exception, settings: Settings, model: str | None = None) -> L
     if isinstance(exc, openai.NotFoundError):
         return LLMError(f"model {model!r} was not found at {where} (404); set ASSISTANT_MODEL to a model the server serves")
     if isinstance(exc, openai.RateLimitError):
-        return LLMError(f"the LLM endpoint {where} is rate-limiting requests (429) after {settings.llm.max_retries} "
-                        "retries; wait and try again, or raise ASSISTANT_LLM_MAX_RETRIES")
+        return LLMError(f"the LLM endpoint {where} is rate-limiting requests (429) after {_retries(settings)};"
+                        " wait and try again, or raise ASSISTANT_LLM_MAX_RETRIES")
     if isinstance(exc, openai.APITimeoutError):
         return LLMError(f"the LLM endpoint {where} timed out after {settings.llm.timeout:g}s "
-                        f"({settings.llm.max_retries} retries); raise ASSISTANT_LLM_TIMEOUT or try later")
+                        f"({_retries(settings)}); raise ASSISTANT_LLM_TIMEOUT or try later")
     if isinstance(exc, openai.APIConnectionError):
         return LLMError(f"cannot connect to the LLM endpoint {where}; check OPENAI_BASE_URL and that the server is "
                         "running, or unset OPENAI_API_KEY/OPENAI_BASE_URL for extractive answers")
     if isinstance(exc, openai.APIStatusError):
         return LLMError(f"the LLM endpoint {where} failed with HTTP {exc.status_code} after "
-                        f"{settings.llm.max_retries} retries: {scrub(str(exc.message), settings)}")
+                        f"{_retries(settings)}: {scrub(str(exc.message), settings)}")
     if isinstance(exc, (openai.APIResponseValidationError, ValueError)):
         return LLMError(f"the LLM endpoint {where} sent a malformed response; check that it is OpenAI-compatible")
     return LLMError(f"LLM request to {where} failed: {scrub(type(exc).__name__ + ': ' + str(exc), settings)}")

@@ -236,6 +236,8 @@ def test_a_chat_turn_the_llm_fails_is_answered_offline_and_the_chat_goes_on(bund
     assert res.stderr.count("OPENAI_API_KEY") == 2 and "Traceback" not in res.output
     assert res.stdout.count("Answered without the LLM instead") == 2
     assert "Extractive answer" in res.stdout and "001_920fbba894271a85#8" in res.stdout  # Qronos, cited
+    flat = " ".join(res.stdout.split())  # an LLM is configured: the label says it failed, not that there is none
+    assert flat.count("Extractive answer (the LLM failed this turn)") == 2 and "no LLM configured" not in flat
 
 
 def test_llm_error_in_ask_is_one_line(bundled_index_dir, mocked_openai_chat):

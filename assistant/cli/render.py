@@ -155,9 +155,10 @@ def render_sources(answer, console: Console | None = None) -> None:
     console = console or out
     if not answer.citations and answer.mode == "llm" and answer.answerable and answer.sources:
         # The promise is that every claim points at an abstract: an answer citing none must say so.
-        given = "the only source" if len(answer.sources) == 1 else f"the {len(answer.sources)} sources"
-        console.print(f"\n[yellow]The model cited none of {given} it was given: nothing "
-                      "above is checked against an abstract. They were:[/]")
+        given = "did not cite the only source" if len(answer.sources) == 1 else \
+            f"cited none of the {len(answer.sources)} sources"
+        console.print(f"\n[yellow]The model {given} it was given: nothing "
+                      f"above is checked against an abstract. {'It was' if len(answer.sources) == 1 else 'They were'}:[/]")
         for n, h in enumerate(answer.sources, 1):
             print_paper(f"[{n}]", h.paper_id, h.title, None, console)
         if answer.quoted:
@@ -203,14 +204,18 @@ def print_paper(label: str, paper_id: str, title: str, quote: str | None = None,
         console.print(f"    [dim]“{shown(quote)}”[/]")
 
 
-def render_answer(answer, streamed: bool = False, console: Console | None = None) -> None:
+def render_answer(answer, streamed: bool = False, console: Console | None = None, llm_failed: bool = False) -> None:
+    """An answer as the terminal shows it; ``llm_failed``: answered offline because the LLM failed this turn (an
+    LLM is configured, so the label does not say none is)."""
     from assistant.service.api import EXTRACTIVE_LABEL
 
     console = console or out
     print_read_as(answer.read_as, console)
     print_unsure(answer.unsure, console)
     if answer.mode == "extractive" and answer.answerable:
-        console.print(f"[dim italic]{EXTRACTIVE_LABEL}[/]")
+        label = EXTRACTIVE_LABEL.replace("no LLM configured", "the LLM failed this turn") if llm_failed \
+            else EXTRACTIVE_LABEL
+        console.print(f"[dim italic]{label}[/]")
     if not streamed:
         console.print(shown(answer.text))
     if answer.invalid_citations:  # what the text shows: the marker kept, with a "?", and no source behind it

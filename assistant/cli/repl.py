@@ -82,6 +82,7 @@ def _turn(conv, line: str, settings, interactive: bool):
     from assistant.service.api import require_words
 
     stream = streamer() if settings.llm_enabled else None
+    failed = False
     try:
         answer = conv.ask(require_words(line), on_token=stream)  # "???" is one line, as in `ask`, not a refusal
     except LLMError as exc:  # the LLM failed this turn: say so in one line, and answer it offline instead
@@ -89,7 +90,7 @@ def _turn(conv, line: str, settings, interactive: bool):
             stream.close()
         err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
         out.print("[yellow]Answered without the LLM instead:[/]")
-        stream, answer = None, conv.ask_offline(line)
+        stream, answer, failed = None, conv.ask_offline(line), True
     except AssistantError as exc:
         if stream:
             stream.close()
@@ -107,7 +108,7 @@ def _turn(conv, line: str, settings, interactive: bool):
         return None
     if stream:
         stream.close(answer.text)
-    render_answer(answer, streamed=bool(stream and stream.used))
+    render_answer(answer, streamed=bool(stream and stream.used), llm_failed=failed)
     if not answer.answerable and conv.filter_size() is not None:  # "the corpus" above is what the filter lets in
         out.print(f"[dim]Searched only the {conv.filter_size()} papers the /filter lets through; /filter off "
                   f"searches all {conv.paper_count()}.[/]")
