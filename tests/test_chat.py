@@ -146,6 +146,22 @@ def test_tell_me_more_quotes_what_the_paper_talked_about_says_besides(conversati
     assert len({c.paper_id for c in conversation.ask("tell me more").citations}) > 1
 
 
+def test_tell_me_more_says_so_when_the_abstract_is_all_quoted(conversation):
+    """Asked again and again, "tell me more" repeated the first sentences word for word once the abstract was all
+    quoted; now it says there is nothing more, and where the whole abstract is, still citing the paper."""
+    first = conversation.ask("What is Qronos?")
+    pid = first.citations[0].paper_id
+    quoted = set(first.text.splitlines())
+    for _ in range(4):
+        more = conversation.ask("tell me more")
+        assert [c.paper_id for c in more.citations] == [pid]
+        if more.text.startswith("Nothing more"):
+            break
+        assert not quoted & set(more.text.splitlines())  # each time something not quoted yet
+        quoted |= set(more.text.splitlines())
+    assert more.text == f"Nothing more: every sentence of its abstract is quoted above (/show {pid} prints it whole)."
+
+
 def test_pleasantries_are_not_asked_of_the_papers(conversation):
     """"hmm ok, and how did GPT-5 do ...?" after "cool, how big is the dataset?": the interjections kept the
     last question off the paper talked about, and it was refused. The turns keep what was typed."""

@@ -400,12 +400,15 @@ class Conversation:
             if not held - FILLER_STEMS and not gist:
                 asked = self.context.question
             if self.kind(question) == "more":  # what the conversation has not quoted yet
-                skip = frozenset(s for t in self.turns
-                                 for s in re.findall(r"^- (.*?) \[\d+(?:[,;]\s*\d+)*\]$", t.answer.text, re.M))
+                skip = frozenset(s for t in self.turns for s in _QUOTED.findall(t.answer.text))
         answer = answer_question(self.retriever.within(pid for pid, _ in pinned), asked, self.settings,
                                  on_token=on_token,
                                  retrieval_query=" ".join([*(self._searched_title(pid) for pid, _ in pinned), asked]),
                                  k=len(pinned), pinned=[pid for pid, _ in pinned], gist=gist, skip=skip)
+        if skip and answer.citations and set(_QUOTED.findall(answer.text)) <= skip:  # "more", with nothing left
+            ids = " or ".join(c.paper_id for c in answer.citations)
+            answer = answer.model_copy(update={"text": "Nothing more: every sentence of its abstract is quoted "
+                                                       f"above (/show {ids} prints it whole)."})
         return answer.model_copy(update={"question": question})
 
     def _closest_sentences(self, asked: str, paper_ids: list[str]) -> dict[str, float]:
@@ -480,6 +483,10 @@ class Conversation:
             lead = f"From the {len(among)} papers found for the earlier question:\n"
             return answer.model_copy(update={"question": question, "text": lead + answer.text})
         return answer.model_copy(update={"question": question})
+
+
+#: A sentence an extractive answer quotes: "- <sentence> [n]".
+_QUOTED = re.compile(r"^- (.*?) \[\d+(?:[,;]\s*\d+)*\]$", re.M)
 
 
 def _cited(answer: Answer) -> list:
