@@ -217,6 +217,9 @@ def test_summarize_with_an_llm_validates_synthesis_citations(bundled_index_dir, 
     assert data["mode"] == "llm" and "[42?]" in data["answer"]
     assert sorted(c["n"] for c in data["citations"]) == [1, 2, 3]
     assert data["themes"]  # themes stay extractive evidence
+    assert data["invalid_citations"] == [42]  # as ask's --json says it; the terminal adds ask's note
+    res = runner.invoke(app, ["summarize", "federated learning", "--index-dir", str(bundled_index_dir)])
+    assert "Note: [42] in the synthesis name no source it was given" in " ".join(res.stdout.split())
 
 
 def test_an_llm_synthesis_citing_nothing_falls_back_to_the_quoted_overview(bundled_index_dir, mocked_openai_chat):

@@ -379,6 +379,10 @@ def summarize(
     elif summary.mode == "extractive" and summary.citations:
         out.print("[dim italic]Extractive overview (no LLM configured): verbatim sentences from the abstracts.[/]")
     out.print(markdown(summary.answer))
+    if summary.invalid_citations:  # as ask says it: the marker is shown with a "?", and no source is behind it
+        marks = ", ".join(f"[{n}]" for n in summary.invalid_citations)
+        out.print(f"[yellow]Note: {escape(marks)} in the synthesis name no source it was given: shown as "
+                  f"{escape(', '.join(f'[{n}?]' for n in summary.invalid_citations))}, they cite nothing.[/]")
     if summary.citations:
         out.print("\n[bold]Sources[/]")
         for c in summary.citations:

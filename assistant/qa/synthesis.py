@@ -88,6 +88,8 @@ class Summary:
     read_as: str | None = None  # the area with its typos mended, when it had any
     #: the answerable model reads the area as more likely a topic the corpus lacks (as ``ask``'s ``unsure``)
     unsure: bool = False
+    #: markers of the LLM's synthesis that name no source, shown there as ``[n?]`` (as ``ask``'s)
+    invalid_citations: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
         out = {"area": self.area, "mode": self.mode,
@@ -97,6 +99,8 @@ class Summary:
                "answer": self.answer, "citations": [c.as_dict() for c in self.citations]}
         if self.note:
             out["note"] = self.note
+        if self.invalid_citations:
+            out["invalid_citations"] = list(self.invalid_citations)
         if self.read_as:
             out["read_as"] = self.read_as
         if self.unsure:
@@ -483,7 +487,7 @@ def _llm_synthesis(settings: Settings, summary: Summary) -> Summary:
                                  {"role": "user", "content": render("answer", sources="\n".join(blocks),
                                                                     question=question, caution="")}],
                       stream=False)
-    text, cited, _ = parse_citations(completion.text.strip(), max(c.n for c in summary.citations))
+    text, cited, invalid = parse_citations(completion.text.strip(), max(c.n for c in summary.citations))
     valid = {c.n for c in summary.citations}
     if not set(cited) & valid:
         # a synthesis that cites nothing cannot be checked: keep the quoted overview, and say why
@@ -492,5 +496,6 @@ def _llm_synthesis(settings: Settings, summary: Summary) -> Summary:
         return summary
     summary.answer = text
     summary.citations = [c for c in summary.citations if c.n in cited and c.n in valid]
+    summary.invalid_citations = invalid
     summary.mode = "llm"
     return summary
