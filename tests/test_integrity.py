@@ -105,6 +105,8 @@ def test_an_interrupted_first_ingest_is_finished_by_the_next_command_never_by_th
     assert stored(idx) == 2
     res = run("papers", "--json", "--index-dir", idx)  # the next command finishes it from its journal, and says so
     assert res.exit_code == 0 and has(res.stderr, "finished the interrupted ingest", str(source.resolve()))
+    # its bar names that work: the user's index is no first run of the bundled corpus
+    assert "Finishing an interrupted write" in res.stderr and "first run only" not in res.stderr
     assert sorted(p["paper_id"] for p in json.loads(res.stdout)) == [f"mine#{n}" for n in range(1, 7)]
     res = run("ingest", source, "--index-dir", idx, "--json")
     assert res.exit_code == 0 and json.loads(res.stdout)["unchanged"] == 6

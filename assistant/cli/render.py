@@ -106,6 +106,11 @@ class BuildProgress:
             self.progress.stop()
             self.progress = None
 
+    def relabel(self, label: str) -> None:
+        """Name what the bar shows from now on (a command finishing an interrupted write before its own work)."""
+        self.label, self.finished = label, False
+        self.close()
+
     def note(self, line: str) -> None:
         """Something the command did besides what was asked (it finished a write a kill interrupted): one line on
         stderr; a bar shown after it is labelled as that work, not as the first build."""

@@ -20,6 +20,7 @@ def open_index(settings: Settings, build_default: bool = True, progress: Progres
         from assistant.store.ingest import recover
 
         try:
+            relabel(progress, "Finishing an interrupted write")  # not "building the bundled corpus (first run)"
             for line in recover(settings, progress, wait=False):
                 note(progress, line)
         except IndexStoreError:  # another process holds the write lock: it is writing, reads see its last commit
@@ -42,6 +43,13 @@ def open_index(settings: Settings, build_default: bool = True, progress: Progres
 def _interrupted(settings: Settings) -> bool:
     base = local_dir(settings)
     return (base / ASIDE).exists() or (base / JOURNAL).is_dir()
+
+
+def relabel(progress, label: str) -> None:
+    """Name the work a progress bar shows from now on, when it can be named (a plain callable cannot)."""
+    said = getattr(progress, "relabel", None)
+    if callable(said):
+        said(label)
 
 
 def note(progress, line: str) -> None:
