@@ -295,3 +295,13 @@ def test_map_out_over_an_existing_file_needs_force(mini_index, tmp_path):
     assert mine.read_text() == "<p>my notes</p>"
     result = runner.invoke(app, ["map", "--out", str(mine), "--force", "--index-dir", str(mini_index)])
     assert result.exit_code == 0 and mine.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_a_layout_that_is_not_one_is_bad_usage_said_first(mini_index, tmp_path, monkeypatch):
+    """`map --layout bogus` was an input error (exit 3), and without --out it first said map.html exists."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "map.html").write_text("mine")
+    result = runner.invoke(app, ["map", "--layout", "bogus", "--index-dir", str(mini_index)])
+    assert result.exit_code == 2 and "'bogus' is not a layout; use tsne or pca" in " ".join(result.output.split())
+    result = runner.invoke(app, ["map", "--layout", "PCA", "--out", "m.html", "--index-dir", str(mini_index)])
+    assert result.exit_code == 0 and (tmp_path / "m.html").exists()

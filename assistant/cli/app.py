@@ -406,6 +406,10 @@ def map_cmd(
     """A 2-D map of every paper, coloured by theme; with a QUERY its papers are numbered like citations."""
     from assistant.service.api import corpus_map
 
+    method = method.lower()
+    if method not in ("tsne", "pca"):  # bad usage (exit 2), said before the output file is looked at
+        raise typer.BadParameter(f"{method!r} is not a layout; use tsne or pca", param_hint="--layout")
+
     busy = None if as_json else (lambda message: err.status(message, spinner="dots"))
     cmap, path = corpus_map(query, _settings(index_dir), out_path, method, progress=first_run_progress(), busy=busy,
                             force=force)
