@@ -361,6 +361,12 @@ def test_readable_shows_latex_markup_as_plain_unicode():
         "we develop two efficient inference-time algorithms"
     for plain in ["costs $5 and $6 here", "no markup at all", r"C:\data\papers.csv", 'a dict {"a": 1}']:
         assert readable(plain) == plain
+    # TeX's dashes (Qronos, SWD and ContextBench write them); a Markdown rule or table and an option stay
+    assert readable("We introduce Qronos---a new algorithm; SWD) --- a lightweight; ContextBench -- a benchmark; "
+                    "pp. 3--5") == "We introduce Qronos—a new algorithm; SWD) — a lightweight; ContextBench – a " \
+                                   "benchmark; pp. 3–5"
+    for kept in ["---", "| --- | --- |", "run it with --force", "a->b"]:
+        assert readable(kept) == kept
 
 
 def test_jsonl_strings_holding_line_separators_are_one_record_each(tmp_path):

@@ -45,12 +45,20 @@ def _math(body: str) -> str:
     return body.replace("\\,", " ").replace("{", "").replace("}", "")
 
 
+#: TeX's dashes between words or numbers ("Qronos---a new", "SWD) --- a", "X -- a benchmark", "3--5"); a Markdown
+#: rule or table ("---" alone, "| --- |") and an option ("--force") are left as they are.
+_TEX_DASHES = re.compile(r"(?<=[\w)])---(?=\w)|(?<=[\w)]) ---? (?=\w)|(?<=\d)--(?=\d)")
+
+
 def readable(text: str) -> str:
     """Abstract text with its LaTeX markup as plain Unicode, for a person to read: ``86.2\\%`` -> ``86.2%``,
     ``\\emph{link function}`` -> ``link function``, ``$\\alpha$-mixture`` -> ``α-mixture``, ``SRe$^2$L`` ->
-    ``SRe²L``, two backquotes ... two quotes -> curly quotes. Text without markup comes back as it is."""
-    if "\\" not in text and "$" not in text and "``" not in text and "{" not in text and "**" not in text:
+    ``SRe²L``, two backquotes ... two quotes -> curly quotes, TeX's ``---`` and ``--`` between words -> dashes. Text
+    without markup comes back as it is."""
+    if "\\" not in text and "$" not in text and "``" not in text and "{" not in text and "**" not in text \
+            and "--" not in text:
         return text
+    text = _TEX_DASHES.sub(lambda m: m.group().replace("---", "\u2014").replace("--", "\u2013"), text)
     text = _ACCENT.sub(_accent, text)
     text = re.sub(r"\{\\(ss|o|O|ae|AE|aa|AA|l|L|oe|OE)\}|\\(ss|o|O|ae|AE|aa|AA|l|L|oe|OE)\b\s?",
                   lambda m: _LETTERS[m.group(1) or m.group(2)], text)
