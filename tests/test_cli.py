@@ -140,6 +140,21 @@ def test_a_question_typed_in_fullwidth_is_read_as_ascii(bundled_index_dir):
     assert answer["question"] == "what is ASIDE?" and answer["citations"][0]["title"].startswith("ASIDE")
 
 
+def test_piped_papers_and_search_are_lines_a_script_can_grep(bundled_index_dir):
+    """Piped, `papers` was a box table wrapped at 80 columns (`papers | grep -i mesa` gave a title's second line
+    with no id) and `search` ran title and snippet together in one cell; at 40 columns ids were cut with "…"."""
+    listing = run("papers", "--index-dir", str(bundled_index_dir)).stdout
+    shown = {p["paper_id"]: p["title"] for p in json.loads(run("papers", "--json", "--index-dir",
+                                                               str(bundled_index_dir)).stdout)}
+    lines = [line for line in listing.splitlines() if "#" in line]
+    assert len(lines) == 95 and all(f"{pid}  {title}" in listing for pid, title in shown.items())
+    assert "│" not in listing and "┃" not in listing
+    found = run("search", "token pruning for vision-language models", "-k", "3", "--index-dir",
+                str(bundled_index_dir)).stdout.splitlines()
+    heads = [line for line in found if re.match(r"^ ?\d\. ", line)]
+    assert [h.split()[0] for h in heads] == ["1.", "2.", "3."] and heads[0].split()[1] == "002_20c6bded0bdf1017#7"
+
+
 def test_unknown_paper_id_is_one_line_and_nonzero(bundled_index_dir):
     res = run("show", "nope#1", "--index-dir", str(bundled_index_dir))
     assert res.exit_code == 3

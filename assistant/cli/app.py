@@ -113,6 +113,16 @@ def handle_errors(fn):
     return wrapper
 
 
+#: Below this many columns a table of ids and titles leaves the titles no room: a list is shown instead.
+NARROW = 70
+
+
+def _plain_layout() -> bool:
+    """Lists instead of tables: when the output is piped (a table's borders and wrapped cells break grep and cut)
+    or the terminal is too narrow for one."""
+    return not out.is_terminal or out.width < NARROW
+
+
 def _quiet_stdout() -> None:
     """Point stdout at /dev/null, so that the interpreter's own flush at exit raises no second BrokenPipeError."""
     import sys
@@ -257,17 +267,23 @@ def search(
         return
     if result.typed:
         out.print(f"[dim]Searched for: {escape(result.query)}[/]")
-    from rich.table import Table
+    if _plain_layout():  # piped, or too narrow for a table: one hit per block, its id whole on its first line
+        for h in result.hits:
+            out.print(f"{h.rank:>2}. [green]{escape(h.paper_id)}[/]  {h.score:.3f}  "
+                      f"[bold]{shown(h.title, one_line=True)}[/]\n    [dim]{shown(clip(h.snippet, 240))}[/]",
+                      soft_wrap=not out.is_terminal)
+    else:
+        from rich.table import Table
 
-    table = Table(show_lines=False, expand=True)
-    table.add_column("#", justify="right", width=3)
-    table.add_column("paper", style="green", no_wrap=True)
-    table.add_column("score", justify="right", width=6)
-    table.add_column("title / snippet", ratio=1)
-    for h in result.hits:
-        table.add_row(str(h.rank), escape(h.paper_id), f"{h.score:.3f}",
-                      f"[bold]{shown(h.title, one_line=True)}[/]\n[dim]{shown(clip(h.snippet, 240))}[/]")
-    out.print(table)
+        table = Table(show_lines=False, expand=True)
+        table.add_column("#", justify="right", width=3)
+        table.add_column("paper", style="green", no_wrap=True)
+        table.add_column("score", justify="right", width=6)
+        table.add_column("title / snippet", ratio=1)
+        for h in result.hits:
+            table.add_row(str(h.rank), escape(h.paper_id), f"{h.score:.3f}",
+                          f"[bold]{shown(h.title, one_line=True)}[/]\n[dim]{shown(clip(h.snippet, 240))}[/]")
+        out.print(table)
     out.print(f"[dim]Order: {order_note(result.order)}.[/]")
     if not result.answerable:
         out.print("[yellow]None of these looks relevant enough to answer from.[/]")
@@ -290,14 +306,19 @@ def papers(
                       "url": p.url,
                       "authors": list(p.authors)} for p in items])
         return
-    from rich.table import Table
+    if _plain_layout():  # piped (papers | grep), or too narrow for a table: "id  title", a line each
+        for p in items:
+            out.print(f"[green]{escape(p.id, one_line=True)}[/]  {shown(p.display_title, one_line=True)}",
+                      soft_wrap=not out.is_terminal)
+    else:
+        from rich.table import Table
 
-    table = Table(expand=True)
-    table.add_column("paper", style="green", no_wrap=True)
-    table.add_column("title", ratio=1)
-    for p in items:
-        table.add_row(escape(p.id, one_line=True), shown(p.display_title, one_line=True))
-    out.print(table)
+        table = Table(expand=True)
+        table.add_column("paper", style="green", no_wrap=True)
+        table.add_column("title", ratio=1)
+        for p in items:
+            table.add_row(escape(p.id, one_line=True), shown(p.display_title, one_line=True))
+        out.print(table)
     out.print(f"{len(items)} papers")
 
 
