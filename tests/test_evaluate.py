@@ -36,6 +36,18 @@ def test_question_file_errors_name_the_line(tmp_path):
         load_questions(f)
     f.write_text('{"type": "none", "question": "q"}\n')
     assert load_questions(f)[0]["id"] == "q:1"
+    f.write_text("\n")  # an empty file printed a table of "-" with exit 0
+    with pytest.raises(InputError, match="holds no questions"):
+        load_questions(f)
+
+
+def test_a_gold_id_the_index_lacks_is_named_not_scored_as_a_miss(tmp_path, mini_index):
+    """A typo in a gold id was scored as a retrieval miss (R@1 1.0 -> 0.667, exit 0, no word of it)."""
+    f = tmp_path / "q.jsonl"
+    f.write_text('{"type": "lookup", "question": "What is Mixture-of-Thought?", "gold": ["mini#2"]}\n'
+                 '{"type": "lookup", "question": "What is Mixture-of-Thought?", "gold": ["nonexistent#1"]}\n')
+    res = CliRunner().invoke(app, ["eval", str(f), "--index-dir", str(mini_index)])
+    assert res.exit_code == 3 and "q.jsonl:2: gold paper 'nonexistent#1' is not in the index" in res.stderr
 
 
 def test_eval_json_prints_a_row_per_question_and_a_summary(tmp_path, bundled_index_dir):

@@ -527,7 +527,8 @@ def eval_cmd(
     index_dir: IndexDir = None,
     as_json: JsonFlag = False,
 ):
-    """Measure retrieval and answers: R@1, R@5, MRR, nDCG@10, gate accuracy, fact coverage."""
+    """Measure retrieval and answers: R@1, R@5, MRR, nDCG@10, gate accuracy, fact coverage. With --json: JSON
+    Lines, an object per question (or BEIR query) as it is scored, then {"summary": ...}."""
     from assistant.service.evaluate import evaluate_beir, evaluate_questions, load_questions, public_row
 
     if (file is None) == (beir is None):

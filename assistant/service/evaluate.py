@@ -75,7 +75,11 @@ def load_questions(path: Path) -> list[dict]:
         if item["type"] != "none" and not gold:
             raise InputError(f"{path}:{lineno}: a {item['type']} question needs its gold paper ids in 'gold'")
         item.setdefault("id", f"{path.stem}:{lineno}")  # the --json rows and the table name each question
+        item["_line"] = f"{path}:{lineno}"
         items.append(item)
+    if not items:
+        raise InputError(f"{path} holds no questions; one JSON object per line, e.g. "
+                         '{"type": "lookup", "question": "What is Qronos?", "gold": ["<paper id>"]}')
     return items
 
 
@@ -125,6 +129,12 @@ def evaluate_questions(items: list[dict], settings: Settings, on_row: Callable[[
     from assistant.service.api import conversation
 
     conv = conversation(settings, progress=progress)
+    held = set(conv.retriever.papers())
+    unknown = next(((item, g) for item in items for g in item.get("gold") or [] if g not in held), None)
+    if unknown is not None:  # a typo would be scored as a miss, every figure quietly lower
+        item, gold = unknown
+        raise InputError(f"{item.get('_line', item.get('id'))}: gold paper {gold!r} is not in the index; list the "
+                         "ids with: assistant papers")
     report = EvalReport()
     for done, item in enumerate(items, 1):
         answer = conv.ask(conv.replay(item))
