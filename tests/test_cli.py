@@ -404,6 +404,18 @@ def test_chat_show_and_save_commands(bundled_index_dir, tmp_path):
     assert (tmp_path / "c.md").read_text().count("## ") == 1
 
 
+def test_chat_commands_read_their_arguments_and_refuse_what_they_do_not_take(bundled_index_dir, tmp_path):
+    """`/save "my notes.md"` kept the quotes and failed; `/clear filter` (a typo for /filter) wiped the chat."""
+    script = (f"What is Qronos?\n/save \"{tmp_path / 'my notes.md'}\"\n/save {tmp_path / 't.md'} extra\n"
+              "/clear filter\n/sources\n")
+    res = run("chat", "--index-dir", str(bundled_index_dir), input=script)
+    assert res.exit_code == 0 and (tmp_path / "my notes.md").read_text().count("## ") == 1
+    flat = " ".join(res.stdout.split())
+    assert "Usage: /save FILE.md" in flat and not (tmp_path / "t.md").exists()
+    assert "Usage: /clear (it takes nothing after it); nothing was done." in flat
+    assert flat.rsplit("Usage: /clear", 1)[1].count("001_920fbba894271a85#8") >= 1  # /sources: still there
+
+
 def test_chat_follow_up_naming_a_source_is_answered_from_it(bundled_index_dir):
     script = "Which papers study federated learning?\nhow does the second one handle privacy?\nwhat about paper 9?\n"
     res = run("chat", "--index-dir", str(bundled_index_dir), input=script)

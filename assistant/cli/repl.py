@@ -119,6 +119,9 @@ def _command(line: str, conv, store, cid: str, settings) -> bool:
     """Run one slash command; False when it ends the session."""
     cmd, _, arg = line.partition(" ")
     cmd, arg = cmd.lower(), arg.strip()
+    if arg and cmd in {"/exit", "/quit", "/help", "/clear", "/sources"}:  # "/clear filter" must not wipe the chat
+        out.print(f"[yellow]Usage: {escape(cmd)} (it takes nothing after it); nothing was done.[/]")
+        return True
     if cmd in {"/exit", "/quit"}:
         return False
     if cmd == "/help":
@@ -147,10 +150,17 @@ def _command(line: str, conv, store, cid: str, settings) -> bool:
 
 
 def _save_command(arg: str, conv, settings) -> None:
-    force = arg.endswith(" --force")
-    arg = arg.removesuffix(" --force").strip()
+    import shlex
+
+    try:
+        words = shlex.split(arg)  # a name with spaces is quoted: /save "my notes.md"
+    except ValueError:
+        words = []
+    force = "--force" in words
+    names = [w for w in words if w != "--force"]
+    arg = names[0] if len(names) == 1 else ""
     if not arg:
-        out.print("[yellow]Usage: /save FILE.md|FILE.bib|FILE.json [--force][/]")
+        out.print("[yellow]Usage: /save FILE.md|FILE.bib|FILE.json [--force] (quote a name with spaces)[/]")
     elif not conv.turns:
         out.print("[dim]Nothing to save yet.[/]")
     else:
