@@ -605,3 +605,15 @@ def test_which_of_them_about_a_name_is_the_papers_that_write_it(conversation):
     assert [c.paper_id for c in coco.citations] == ["001_920fbba894271a85#19"]
     cifar = conversation.ask("which of them use CIFAR-10?")
     assert not cifar.citations and cifar.text == "None of the 2 papers cited earlier writes CIFAR-10."
+
+
+def test_which_of_them_about_a_name_one_outside_paper_writes_is_none_of_them(conversation):
+    """ImageNet is written by one abstract only (DLIF, spiking networks), so it read as DLIF's name, and "which of
+    them use ImageNet?" after the federated-learning papers answered DLIF; the next choice then had no list. A paper
+    is asked of the corpus only when called by the name it contributes ("the one with MergOPT")."""
+    first = conversation.ask("Which papers study federated learning?")
+    listed = {c.paper_id for c in first.citations}
+    imagenet = conversation.ask("which of them use ImageNet?")
+    assert not imagenet.citations and imagenet.text.endswith("cited earlier writes ImageNet.")
+    fairness = conversation.ask("which of them handles fairness?")
+    assert fairness.citations and {c.paper_id for c in fairness.citations} <= listed

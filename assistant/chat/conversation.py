@@ -411,6 +411,15 @@ class Conversation:
                                                        f"above (/show {ids} prints it whole)."})
         return answer.model_copy(update={"question": question})
 
+    def _contributes(self, paper_id: str, question: str) -> bool:
+        """Whether the question calls the paper by the name it contributes (its shown title leads with it: "MergOPT"),
+        not by a name it only mentions (a dataset it uses, "ImageNet", which no other abstract happens to write)."""
+        from assistant.search.names import name_words
+
+        paper = self.retriever.papers().get(paper_id)
+        shown = paper.display_title.casefold() if paper is not None else ""
+        return any(w.casefold() in shown for w in name_words(self.retriever.index, question, paper_id))
+
     def _closest_sentences(self, asked: str, paper_ids: list[str]) -> dict[str, float]:
         """Each paper's best sentence relevance to what is asked (within the filter, if any)."""
         from assistant.search.decide import topical
@@ -462,7 +471,7 @@ class Conversation:
         else:
             chosen = self._choose_among(asked, [pid for pid, _ in among], best)
         if not chosen:
-            if set(self.retriever.named(question)) - set(best):
+            if any(self._contributes(pid, question) for pid in self.retriever.named(question) if pid not in best):
                 return None  # "the one with MergOPT": none of them is; the corpus has it
             none = f"writes {name}" if name else "addresses this"
             which = "cited earlier" if cited else "found for the earlier question"
