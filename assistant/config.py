@@ -332,6 +332,10 @@ class Settings(BaseSettings):
         if self.index.dir.exists() and not self.index.dir.is_dir():
             raise ConfigError(f"the index directory {self.index.dir} is a file; pass a directory with --index-dir "
                               "or ASSISTANT_INDEX_DIR")
+        above = next((d for d in self.index.dir.parents if d.exists()), None)  # "afile/sub": afile is a file
+        if above is not None and not above.is_dir():
+            raise ConfigError(f"the index directory {self.index.dir} is inside {above}, which is a file; pass a "
+                              "directory with --index-dir or ASSISTANT_INDEX_DIR")
         return self
 
     @classmethod
