@@ -392,8 +392,10 @@ def _config_error(exc: ValidationError, values: dict) -> ConfigError:
         return ConfigError(f"{var}={given!r} is not valid; use {allowed}")
     elif kind in {"greater_than_equal", "greater_than", "less_than_equal", "less_than"}:
         bound = err.get("ctx", {})
-        limit = ", ".join(f"{'minimum' if k in {'ge', 'gt'} else 'maximum'} {v}" for k, v in bound.items())
-        return ConfigError(f"{var}={given} is out of range ({limit})")
+        words = {"ge": "at least", "gt": "more than", "le": "at most", "lt": "less than"}
+        limit = ", ".join(f"{words.get(k, k)} {v:g}" if isinstance(v, float) else f"{words.get(k, k)} {v}"
+                          for k, v in bound.items())
+        return ConfigError(f"{var}={given} is out of range (it must be {limit})")
     else:
         what = f"is not valid ({err['msg']})"
     return ConfigError(f"{var}={given!r} {what}{example}")

@@ -338,6 +338,11 @@ def test_bad_setting_is_a_config_error(bundled_index_dir, monkeypatch):
     monkeypatch.setenv("ASSISTANT_TOP_K", "many")
     res = run("ask", "anything", "--index-dir", str(bundled_index_dir))
     assert res.exit_code == 2 and "ASSISTANT_TOP_K" in res.stderr
+    # a bound says which way it goes ("ASSISTANT_LLM_TIMEOUT=0 is out of range (minimum 0.0)" read as allowed)
+    monkeypatch.setenv("ASSISTANT_TOP_K", "3")
+    monkeypatch.setenv("ASSISTANT_LLM_TIMEOUT", "0")
+    res = run("ask", "anything", "--index-dir", str(bundled_index_dir))
+    assert res.exit_code == 2 and "ASSISTANT_LLM_TIMEOUT=0 is out of range (it must be more than 0)" in res.stderr
 
 
 def test_remove_deletes_paper_and_bm25_forgets_it(mini_index):
