@@ -162,6 +162,15 @@ def test_unknown_paper_id_is_one_line_and_nonzero(bundled_index_dir):
     assert "Traceback" not in res.output
 
 
+def test_which_of_what_papers_do_not_do_is_refused_not_answered_with_those_that_do(mini_index):
+    """`which "papers that do not use neural networks"` listed five papers that use them (the "not" was read as
+    framing); `which` finds papers by what they say they do. A criterion with "without" is a positive one."""
+    res = run("which", "papers that do not use neural networks", "--index-dir", str(mini_index))
+    said = " ".join(res.stderr.split())
+    assert res.exit_code == 3 and "cannot list those that do not" in said and "Traceback" not in res.output
+    assert run("which", "reason without code", "--index-dir", str(mini_index)).exit_code == 0
+
+
 def test_a_question_with_nothing_to_look_for_is_one_line_and_nonzero(mini_index, tmp_path, monkeypatch):
     """"???", "  " or an emoji: not answered as a topic the corpus lacks, nor "0 papers match" with exit 0."""
     monkeypatch.chdir(tmp_path)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
-import shlex
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -62,18 +60,14 @@ def _settings(index_dir: Path | None = None, **overrides):
     return Settings.from_env(index_dir=index_dir, chroma_url=_GLOBAL.get("chroma_url"), **overrides)
 
 
-#: A command a message tells the user to run: "restore it with: assistant doctor --repair".
-_ADVISED = re.compile(r"\bassistant (ingest|doctor|remove|chat|papers|show|ask)\b(?! --index-dir)")
-
-
 def _pointed(text: str, index_dir: Path | None = None) -> str:
-    """A message whose advised commands name the index this command was pointed at with --index-dir (run as
-    printed, "assistant doctor --repair" would act on the default index)."""
-    where = index_dir if index_dir is not None else _GLOBAL.get("index_dir")
-    advised = len(_ADVISED.findall(text))
-    if where is None or not advised:
+    """``text`` with its advised commands pointed at this command's index (:func:`~assistant.service.api.pointed`)."""
+    from assistant.service.api import pointed
+
+    try:
+        return pointed(text, _settings(index_dir))
+    except Exception:  # the settings themselves are bad: their line advises no command
         return text
-    return f"{text} (add --index-dir {shlex.quote(str(where))} to {'each' if advised > 1 else 'that'} command)"
 
 
 def handle_errors(fn):

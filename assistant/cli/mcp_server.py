@@ -137,7 +137,7 @@ def guarded(settings, call, error):
     """Run ``call``; any failure as ``error`` (the SDK's ToolError or ResourceError) carrying the CLI's one line,
     secrets scrubbed. ``settings``: a function giving the settings (read on first use: see :class:`Lazy`)."""
     from assistant.errors import AssistantError
-    from assistant.service.api import scrubbed, storage_error
+    from assistant.service.api import pointed, scrubbed, storage_error
 
     try:
         return call()
@@ -147,7 +147,7 @@ def guarded(settings, call, error):
         known = storage_error(exc, settings())
         line = str(known) if known else f"{type(exc).__name__}: {exc}"
     try:
-        line = scrubbed(line, settings())
+        line = pointed(scrubbed(line, settings()), settings())  # advice names the index the server was given
     except AssistantError:  # the settings themselves are what failed: their line names no secret
         pass
     raise error(line) from None

@@ -3,12 +3,15 @@ safely. The CLI imports nothing else of the package."""
 
 from __future__ import annotations
 
+import re
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant.config import Settings
 from assistant.prompts import EXTRACTIVE_LABEL, UNSURE_NOTE
 from assistant.text.corpus import Paper, ParseReport, load_papers
+from assistant.text.english import ADVISABLE
 from assistant.text.latex import readable
 from assistant.text.safetext import clip, for_terminal, json_for_terminal
 from assistant.store.index import Progress
@@ -17,7 +20,7 @@ from assistant.store.opening import open_index
 __all__ = [
     "ingest_paths", "retriever", "search", "ask", "conversation", "chat_store", "list_papers", "get_paper", "Library",
     "remove_papers", "doctor", "which", "summarize", "corpus_map", "check_save_target", "save_answers",
-    "storage_error", "scrubbed", "require_words",
+    "storage_error", "scrubbed", "require_words", "require_positive", "pointed",
     # for showing corpus and model text: LaTeX made readable, made inert for a terminal, cut at a word
     "EXTRACTIVE_LABEL", "UNSURE_NOTE", "readable", "for_terminal", "json_for_terminal", "clip",
 ]
@@ -46,6 +49,36 @@ def require_words(text: str, what: str = "question") -> str:
         raise InputError(f"the {what} has no words to look for; write what you want to find, e.g. "
                          "\"federated learning\"")
     return text
+
+
+#: A command a message tells the user to run on the index ("restore it with: assistant doctor --repair").
+_ADVISED = re.compile(r"\bassistant (?:" + "|".join(ADVISABLE) + r")\b(?! --index-dir)")
+
+
+def pointed(text: str, settings: Settings) -> str:
+    """A message whose advised commands act on this index: for an index directory other than the default one,
+    it says to add --index-dir (run as printed, "assistant doctor --repair" acts on the default index)."""
+    from assistant.config import is_default_dir
+
+    advised = len(_ADVISED.findall(text))
+    if not advised or settings.index.chroma_url or is_default_dir(settings):
+        return text
+    where = shlex.quote(str(settings.index.dir))
+    return f"{text} (add --index-dir {where} to {'each' if advised > 1 else 'that'} command)"
+
+
+def require_positive(criterion: str) -> str:
+    """``criterion`` when it asks for what papers do; InputError when it asks for what they do not: `which` finds
+    papers by what they say they do, and would list those that do ("papers that do not use neural networks")."""
+    from assistant.text.english import NEGATED_CRITERION
+
+    if NEGATED_CRITERION.search(criterion):
+        from assistant.errors import InputError
+
+        raise InputError(f"`which` finds papers by what they say they do, so it cannot list those that do not "
+                         f"({criterion!r}); ask for what they do (without the \"not\") and read the papers it leaves "
+                         "out")
+    return criterion
 
 
 def ingest_paths(paths: list[Path] | None, settings: Settings, rebuild: bool = False, strict: bool = False,
@@ -152,7 +185,7 @@ class Library:
     def which(self, criterion: str):
         from assistant.qa.synthesis import which as which_fn
 
-        criterion = require_words(criterion, "criterion")
+        criterion = require_positive(require_words(criterion, "criterion"))
         with self._lock:
             return which_fn(self.retriever, criterion, self.settings)
 
@@ -247,7 +280,7 @@ def doctor(settings: Settings, repair: bool = False) -> dict:
 def which(criterion: str, settings: Settings, progress: Progress | None = None):
     from assistant.qa.synthesis import which as which_fn
 
-    criterion = require_words(criterion, "criterion")
+    criterion = require_positive(require_words(criterion, "criterion"))
     return which_fn(retriever(settings, progress), criterion, settings)
 
 

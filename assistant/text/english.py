@@ -80,6 +80,15 @@ KIND_OF_PAPER = re.compile(r"^\s*(?:(?:which|what|list|find|show(?:\s+me)?|are\s
                            r"(?:introduce|propose|present|release|"
                            r"contribute|construct|build|curate|create|collect)s?\s+(.+?)[\s?.!]*$", re.I)
 
+#: The commands an error or doctor line may tell the user to run on the index (service/api.py names the index
+#: they should act on).
+ADVISABLE = ("ingest", "doctor", "remove", "chat", "papers", "show", "ask")
+
+#: A criterion asking for what papers do not do ("papers that do not use neural networks"): `which` finds papers by
+#: what they say they do, and would list those that do.
+NEGATED_CRITERION = re.compile(r"\b(?:do|does|did|are|is|can)\s+not\b|\b(?:don't|doesn't|didn't|aren't|isn't|"
+                               r"can't|cannot|never)\b", re.I)
+
 #: Words a question is built of, mended too though no abstract need have them ("Which paeprs ...", "waht is
 #: ...?"): the area rules and the quoted sentences read them.
 FRAMING_WORDS = ("papers", "paper", "works", "studies", "study", "studied", "research", "literature", "articles",
