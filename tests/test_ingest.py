@@ -182,3 +182,18 @@ def test_records_that_cannot_be_read_never_remove_the_papers_stored_from_them(tm
     _records(lib, [("1", TOPICS[0]), ("2", TOPICS[1]), ("4", TOPICS[3])])
     res = run("ingest", lib, "--index-dir", idx, "--json")
     assert json.loads(res.stdout)["removed_ids"] == ["3"] and sorted(_ids(idx)) == ["1", "2", "4"]
+
+
+def test_an_abstract_another_file_already_holds_is_stored_once_across_runs_as_in_one(tmp_path):
+    """a.txt then b.txt, sharing an abstract: stored twice (cited as two sources), where one command stores it once;
+    a rebuild then "removed" b#1 as "no longer in the files read", though b.txt still holds it."""
+    idx = tmp_path / "idx"
+    shared = "Shared abstract about contrastive pretraining of tabular encoders with masked cells."
+    (tmp_path / "a.txt").write_text(f"h\n\n{shared}\n\nOnly in a, about protein folding.\n")
+    (tmp_path / "b.txt").write_text(f"h\n\n{shared}\n\nOnly in b, about weather forecasting.\n")
+    assert run("ingest", tmp_path / "a.txt", "--index-dir", idx).exit_code == 0
+    res = run("ingest", tmp_path / "b.txt", "--index-dir", idx, "--json")
+    assert json.loads(res.stdout)["duplicates"] == [{"dropped": "b#1", "kept": "a#1"}]
+    assert sorted(_ids(idx)) == ["a#1", "a#2", "b#2"]
+    res = run("ingest", "--rebuild", "--index-dir", idx)
+    assert res.exit_code == 0 and "removed" not in res.stderr and sorted(_ids(idx)) == ["a#1", "a#2", "b#2"]

@@ -170,7 +170,7 @@ def ingest(
         bar.close()
     if as_json:
         print_json({**report.as_dict(), "removed_ids": report.removed,
-                    "duplicates": [{"dropped": a, "kept": b} for a, b in parsed.duplicates],
+                    "duplicates": [{"dropped": a, "kept": b} for a, b in parsed.duplicates + report.duplicates],
                      "skipped": parsed.skipped, "index_dir": str(settings.index.dir)})
         return
     for line in report.recovered:
@@ -188,7 +188,7 @@ def ingest(
         err.print(f"[yellow]kept:[/] {n} stored paper{'' if n == 1 else 's'} this read did not find "
                   f"({escape(', '.join(report.kept_unread[:10]))}{' ...' if n > 10 else ''}), since records of "
                   "the same file were skipped; fix them and ingest again to update or remove them")
-    for dropped, kept in parsed.duplicates:
+    for dropped, kept in parsed.duplicates + report.duplicates:
         err.print(f"[yellow]duplicate:[/] {escape(dropped)} has the same abstract as {escape(kept)}; stored once")
     chunks = f"{report.chunks} chunk{'' if report.chunks == 1 else 's'}"
     removed = f", {len(report.removed)} removed" if report.removed else ""

@@ -52,6 +52,8 @@ class IngestReport:
     recovered: list[str] = field(default_factory=list)
     #: stored papers of a file read now that this read did not find, kept since some of its records were skipped
     kept_unread: list[str] = field(default_factory=list)
+    #: (new paper left out, the stored paper of another file with the same abstract)
+    duplicates: list[tuple[str, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"added": len(self.added), "updated": len(self.updated), "unchanged": len(self.unchanged),
@@ -178,8 +180,10 @@ def _plan(index: Index, papers: list[Paper], report: IngestReport, history: tupl
     existing: dict[str, str] = {}
     records: dict[str, str] = {}
     stored: list[Stored] = []
+    abstracts: dict[str, str] = {}
     for pid, meta in paged(index.papers, ["metadatas"]):
         existing[pid], records[pid] = meta.get("content_hash"), meta.get("paper_json")
+        abstracts[pid] = meta.get("abstract") or ""
         stored.append(Stored(pid, meta.get("content_hash") or "", meta.get("origin"), meta.get("source") or "",
                              int(meta.get("position") or 0)))
     if history is not None:
@@ -189,6 +193,7 @@ def _plan(index: Index, papers: list[Paper], report: IngestReport, history: tupl
     named, dropped, stems = assign(papers, stored, stems)
     if history is None:
         _refuse_taken_ids(named, stored)
+        named = _without_stored_copies(named, abstracts, {s.id: s.origin for s in stored}, report)
     by_id = {s.id: s for s in stored}
     report.kept_unread += [pid for pid in dropped if (by_id.get(pid) or Stored("", "", None, "")).origin in partial]
     dropped = [pid for pid in dropped if pid not in set(report.kept_unread)]
@@ -205,6 +210,24 @@ def _plan(index: Index, papers: list[Paper], report: IngestReport, history: tupl
     report.removed += drop
     plan = journal.WritePlan(tuple(todo), tuple(moved), tuple(drop), tuple(report.added))
     return plan, named, stems, existing
+
+
+def _without_stored_copies(named: list[Paper], abstracts: dict[str, str], origins: dict[str, str | None],
+                           report: IngestReport) -> list[Paper]:
+    """A new paper whose abstract a paper of another file already has is stored once, as two copies read in one
+    ingest are (`load_papers`): left out, and said to be a duplicate of the stored one (``report.duplicates``)."""
+    new = [p for p in named if p.id not in abstracts]
+    if not new:
+        return named
+    from assistant.text.corpus import abstract_key
+
+    held: dict[str, str] = {}
+    for pid, text in abstracts.items():
+        held.setdefault(abstract_key(text), pid)
+    copies = {p.id: held[key] for p in new if (key := abstract_key(p.abstract)) in held
+              and origins.get(held[key]) != p.origin}
+    report.duplicates += list(copies.items())
+    return [p for p in named if p.id not in copies]
 
 
 def _refuse_taken_ids(named: list[Paper], stored: list) -> None:

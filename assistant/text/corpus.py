@@ -402,6 +402,11 @@ def iter_files(paths: Iterable[Path], report: ParseReport | None = None) -> Iter
             yield path
 
 
+def abstract_key(abstract: str) -> str:
+    """What makes two abstracts the same (stored once): their text, case and Unicode composition aside."""
+    return hashlib.sha256(unicodedata.normalize("NFC", abstract).lower().encode()).hexdigest()
+
+
 def load_papers(paths: Iterable[Path] | None = None, strict: bool = False) -> tuple[list[Paper], ParseReport]:
     """Parse files/directories (default: the bundled corpus); identical abstracts are kept once. Papers without
     an id of their own are numbered per file, two files never sharing an id (text/ids.py; an ingest numbers
@@ -414,7 +419,7 @@ def load_papers(paths: Iterable[Path] | None = None, strict: bool = False) -> tu
     seen_text: dict[str, str] = {}
     for path in iter_files(paths, report):
         for paper in parse_file(path, report, strict):
-            key = hashlib.sha256(unicodedata.normalize("NFC", paper.abstract).lower().encode()).hexdigest()
+            key = abstract_key(paper.abstract)
             if key in seen_text:
                 report.duplicates.append((paper.id, seen_text[key]))
                 continue
