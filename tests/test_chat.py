@@ -162,6 +162,31 @@ def test_tell_me_more_says_so_when_the_abstract_is_all_quoted(conversation):
     assert more.text == f"Nothing more: every sentence of its abstract is quoted above (/show {pid} prints it whole)."
 
 
+def test_tell_me_more_reads_a_titled_paper_s_first_line_as_quoted(tmp_path):
+    """A paper with a title of its own is quoted "<title> — <sentence> [1]" first; read as a different sentence,
+    its first sentence was quoted again and the background before it left out, then "Nothing more" said falsely."""
+    from assistant.store.ingest import ingest
+    from assistant.text.corpus import load_papers
+
+    from .conftest import FIXTURES
+
+    settings = Settings(index_dir=tmp_path / "index")
+    ingest(load_papers([FIXTURES / "titled.jsonl"])[0], settings)
+    conv = Conversation(Retriever(Index(settings), settings), settings)
+    first = conv.ask("What is AsyncPatch Diffusion?")
+    pid = first.citations[0].paper_id
+    abstract = conv.retriever.papers()[pid].abstract
+    seen = []
+    for _ in range(6):
+        more = conv.ask("tell me more")
+        if more.text.startswith("Nothing more"):
+            break
+        seen += re.findall(r"^- (?:.* — )?(.*?) \[1\]$", more.text, re.M)
+    quoted = re.findall(r"^- (?:.* — )?(.*?) \[1\]$", first.text, re.M) + seen
+    assert more.text.startswith("Nothing more") and len(seen) == len(set(seen))
+    assert set(conv._sentences(pid)) <= set(quoted) and all(q in abstract for q in quoted)
+
+
 def test_pleasantries_are_not_asked_of_the_papers(conversation):
     """"hmm ok, and how did GPT-5 do ...?" after "cool, how big is the dataset?": the interjections kept the
     last question off the paper talked about, and it was refused. The turns keep what was typed."""

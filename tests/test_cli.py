@@ -135,6 +135,25 @@ def test_a_paper_is_found_by_its_name_or_title_as_a_keyboard_types_it(bundled_in
     assert paper in shown["title"] or paper in shown["abstract"]
 
 
+def test_a_word_one_abstract_capitalises_but_other_titles_hold_is_no_name_to_show_or_remove(tmp_path):
+    """"Federated", capitalised mid-sentence by one abstract, read as that paper's name: `show federated` showed it
+    and `remove federated` deleted it, though two other titles hold the word."""
+    recs = [("p1", "SplitNet: multi-task split learning for hospitals",
+             "Federated Learning enables decentralized training, while Split Federated Learning further partitions "
+             "the model between clients and a server. However, hospitals rarely share one task, making standard "
+             "Federated and SplitFed collaborations poorly aligned with clinical workflows. We introduce SplitNet."),
+            ("p2", "Federated averaging with momentum", "Averaging is analysed with server momentum for clients."),
+            ("p3", "Personalised Federated learning via hypernetworks", "A hypernetwork produces client models.")]
+    source, idx = tmp_path / "a.jsonl", str(tmp_path / "idx")
+    source.write_text("".join(json.dumps({"id": i, "title": t, "abstract": a}) + "\n" for i, t, a in recs))
+    assert run("ingest", str(source), "--index-dir", idx).exit_code == 0
+    for cmd in ("show", "remove"):
+        res = run(cmd, "federated", "--index-dir", idx)
+        assert res.exit_code == 3 and "'federated' matches 3 papers" in " ".join(res.stderr.split())
+    assert len(json.loads(run("papers", "--json", "--index-dir", idx).stdout)) == 3
+    assert json.loads(run("show", "SplitNet", "--json", "--index-dir", idx).stdout)["paper_id"] == "p1"
+
+
 def test_a_question_typed_in_fullwidth_is_read_as_ascii(bundled_index_dir):
     answer = json.loads(run("ask", "ｗｈａｔ ｉｓ ＡＳＩＤＥ？", "--json", "--index-dir", str(bundled_index_dir)).stdout)
     assert answer["question"] == "what is ASIDE?" and answer["citations"][0]["title"].startswith("ASIDE")

@@ -400,12 +400,12 @@ class Conversation:
             if not held - FILLER_STEMS and not gist:
                 asked = self.context.question
             if self.kind(question) == "more":  # what the conversation has not quoted yet
-                skip = frozenset(s for t in self.turns for s in _QUOTED.findall(t.answer.text))
+                skip = self._quoted_so_far()
         answer = answer_question(self.retriever.within(pid for pid, _ in pinned), asked, self.settings,
                                  on_token=on_token,
                                  retrieval_query=" ".join([*(self._searched_title(pid) for pid, _ in pinned), asked]),
                                  k=len(pinned), pinned=[pid for pid, _ in pinned], gist=gist, skip=skip)
-        if skip and answer.citations and set(_QUOTED.findall(answer.text)) <= skip:  # "more", with nothing left
+        if skip and answer.citations and all(sent in skip for pid, _ in pinned for sent in self._sentences(pid)):
             ids = " or ".join(c.paper_id for c in answer.citations)
             answer = answer.model_copy(update={"text": "Nothing more: every sentence of its abstract is quoted "
                                                        f"above (/show {ids} prints it whole)."})
@@ -419,6 +419,24 @@ class Conversation:
         paper = self.retriever.papers().get(paper_id)
         shown = paper.display_title.casefold() if paper is not None else ""
         return any(w.casefold() in shown for w in name_words(self.retriever.index, question, paper_id))
+
+    def _sentences(self, paper_id: str) -> list[str]:
+        paper = self.retriever.papers().get(paper_id)
+        return self.retriever.sentence_vectors(paper_id, paper.abstract)[0] if paper is not None else []
+
+    def _quoted_so_far(self) -> frozenset[str]:
+        """Every sentence the conversation's extractive answers quoted ("- <sentence> [n]"; a paper's first one
+        after its own title, "<title> — <sentence>", without the title): what "tell me more" does not repeat."""
+        from assistant.text.safetext import inert_citations
+
+        papers = self.retriever.papers()
+        out = set()
+        for t in self.turns:
+            titles = [f"{inert_citations(' '.join(papers[c.paper_id].title.split()))} — " for c in t.answer.citations
+                      if c.paper_id in papers and not papers[c.paper_id].title_derived]
+            for line in _QUOTED.findall(t.answer.text):
+                out.add(next((line[len(x):] for x in titles if line.startswith(x)), line))
+        return frozenset(out)
 
     def _closest_sentences(self, asked: str, paper_ids: list[str]) -> dict[str, float]:
         """Each paper's best sentence relevance to what is asked (within the filter, if any)."""

@@ -339,13 +339,14 @@ def resolve_paper(index, ref: str) -> str:
         holding = [pid for pid, p in papers.items() if low in folded(p.title) or low in folded(p.abstract)
                    or low in folded(p.display_title)]
     by_name = [pid for pid in holding if any(folded(n) == low for n in paper_names(papers[pid]))]
-    if len(by_name) == 1:
+    in_titles = [pid for pid in holding if low in folded(papers[pid].title)
+                 or low in folded(papers[pid].display_title)] if len(low) >= 3 else []
+    if len(by_name) == 1 and set(in_titles) <= set(by_name):  # "federated", a name of one, in 7 titles: not it
         return by_name[0]
     whole = [pid for pid in holding if low in (folded(papers[pid].title), folded(papers[pid].display_title))]
     if len(whole) == 1 and not by_name:  # a title typed whole ("Large language models") names its paper
         return whole[0]
-    by_title = by_name or ([pid for pid in holding if low in folded(papers[pid].title)
-                            or low in folded(papers[pid].display_title)] if len(low) >= 3 else [])
+    by_title = list(dict.fromkeys(by_name + in_titles)) if len(by_name) == 1 else by_name or in_titles
     if len(by_title) == 1:
         return by_title[0]
     if by_title:
