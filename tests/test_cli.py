@@ -492,6 +492,14 @@ def test_chat_filter_restricts_retrieval_for_the_rest_of_the_session(bundled_ind
     assert "no paper matches the filter" in res.stderr
 
 
+def test_a_filtered_chat_answers_from_its_papers_not_as_a_topic_held_in_parts(bundled_index_dir):
+    """Under a /filter of 19 papers, "which papers study federated learning?" was refused as held only apart ("which
+    papers study federated" and "learning"), though FedGEM is among them: the parts model reads whole indexes."""
+    script = "/filter source:002_20c6bded0bdf1017.txt\nwhich papers study federated learning?\n"
+    res = run("chat", "--index-dir", str(bundled_index_dir), input=script)
+    assert res.exit_code == 0 and "FedGEM" in res.stdout and "none on both" not in " ".join(res.stdout.split())
+
+
 def test_a_chat_continued_searches_what_its_filter_let_through(mini_index):
     res = run("chat", "--index-dir", str(mini_index),
               input="/filter source:nonexistent\n/filter Mixture-of-Thought\nsourdough bread recipes?\n")

@@ -77,6 +77,9 @@ class Conversation:
     #: how the last question was read: (question, how many turns it was read after, the last of them, the kind);
     #: the turn is held, not its id, which a new turn may reuse once the old one is gone
     _kinds: tuple | None = field(default=None, repr=False)
+    #: how many turns there were when the search scope (/filter) last changed: what earlier questions found is
+    #: from another scope, so no "them" is made of it (:meth:`_area_list`)
+    _scope_from: int = field(default=0, repr=False)
 
     def resume(self, answers: list[Answer]) -> None:
         """Continue a saved conversation: its answers become the earlier turns."""
@@ -93,9 +96,16 @@ class Conversation:
         """How many papers the /filter in force lets through (None: no filter)."""
         return len(self.retriever.allowed) if self.retriever.allowed is not None else None
 
-    def set_filter(self, spec: str) -> int:
-        """Search only papers from source file or with keyword ``spec`` ("off" lifts it); how many remain."""
-        return self.retriever.set_filter(spec)
+    def set_filter(self, spec: str, scope_from: int | None = None) -> int:
+        """Search only papers from source file or with keyword ``spec`` ("off" lifts it); how many remain. The scope
+        changes at this turn, or at ``scope_from`` (a saved chat's filter, put back on resume)."""
+        n = self.retriever.set_filter(spec)
+        self._scope_from = len(self.turns) if scope_from is None else scope_from
+        return n
+
+    @property
+    def scope_from(self) -> int:
+        return self._scope_from
 
     def clear(self) -> None:
         self.turns.clear()
@@ -247,13 +257,17 @@ class Conversation:
         (which has no "them") or a refusal (which found nothing on it). Measured on the training and development
         conversations (docs/log/research-log.md, 2026-12-07, sixteenth session)."""
         prev = self.context.answer
-        if prev.intent != "area" or not prev.answerable:
+        if prev.intent != "area" or not prev.answerable or self._asked_before_scope(self.context):
             return []
         listed: dict[str, str] = {}
         for x in [*_cited(prev), *prev.retrieved]:
             listed.setdefault(x.paper_id, x.title)
         papers = list(listed.items())[:self.settings.tuning.among_area_list]
         return papers if len(papers) >= 2 else []  # a choice is among several
+
+    def _asked_before_scope(self, turn: Turn) -> bool:
+        """Whether ``turn`` was asked before the search scope last changed (a /filter set or lifted since)."""
+        return next((i for i, t in enumerate(self.turns) if t is turn), len(self.turns)) < self._scope_from
 
     def starts_afresh(self, question: str) -> bool:
         """Whether a question leaves the conversation's paper: it reads as a new question ("Different question: is

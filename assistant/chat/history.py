@@ -95,14 +95,18 @@ class ChatStore:
                             (cid, now, now, title))
         return cid
 
-    def set_filter(self, cid: str, spec: str | None) -> None:
-        """Keep the chat's /filter (None: lifted), so that a resumed chat searches what the live one did."""
+    def set_filter(self, cid: str, spec: str | None, scope_from: int = 0) -> None:
+        """Keep the chat's /filter (None: lifted) and how many turns it had when the filter last changed, so that a
+        resumed chat searches, and reads "them", as the live one did."""
         with self.db:
-            self.db.execute("UPDATE conversations SET filter = ? WHERE id = ?", (spec, cid))
+            self.db.execute("UPDATE conversations SET filter = ? WHERE id = ?",
+                            (json.dumps({"spec": spec, "scope_from": scope_from}), cid))
 
-    def filter(self, cid: str) -> str | None:
+    def filter(self, cid: str) -> tuple[str | None, int]:
+        """(the /filter in force, or None; the turn the scope last changed at) of a saved chat."""
         row = self.db.execute("SELECT filter FROM conversations WHERE id = ?", (cid,)).fetchone()
-        return row[0] if row else None
+        kept = json.loads(row[0]) if row and row[0] else {}
+        return kept.get("spec"), int(kept.get("scope_from") or 0)
 
     def add_turn(self, cid: str, answer: Answer) -> None:
         with self.db:

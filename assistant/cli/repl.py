@@ -41,8 +41,11 @@ def run(settings, resume: bool = False, chat_id: str | None = None, progress=Non
     store = chat_store(settings)
     cid = chat_id or (store.latest() if resume else None)
     conv.resume(store.load(cid) if cid else [])
-    if cid and store.filter(cid):  # the resumed chat searches what it searched when it was left
-        _filter_command(store.filter(cid), conv, store, cid)
+    spec, scope_from = store.filter(cid) if cid else (None, 0)
+    if spec:  # the resumed chat searches, and reads "them", as it did when it was left
+        _filter_command(spec, conv, store, cid, scope_from=scope_from)
+    elif scope_from:
+        conv.set_filter("off", scope_from=scope_from)
     if resume and cid is None:
         err.print("[dim]No saved conversation to continue; starting a new one.[/]")
     cid = cid or store.new()
@@ -186,19 +189,19 @@ def _show_command(arg: str, conv) -> None:
               f"{shown(p.abstract)}")
 
 
-def _filter_command(arg: str, conv, store, cid: str) -> None:
+def _filter_command(arg: str, conv, store, cid: str, scope_from: int | None = None) -> None:
     """``/filter X`` (kept with the chat, so ``--continue`` searches the same papers), ``/filter off``, ``/filter``."""
     if not arg:
         n = conv.filter_size()
         out.print(f"[dim]Filter: {n} papers.[/]" if n is not None else "[dim]No filter.[/]")
         return
     try:
-        n = conv.set_filter(arg)
+        n = conv.set_filter(arg, scope_from=scope_from)
     except AssistantError as exc:
         err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
         return
     lifted = conv.filter_size() is None
-    store.set_filter(cid, None if lifted else arg)
+    store.set_filter(cid, None if lifted else arg, conv.scope_from)
     out.print(f"[dim]Searching {n} papers" + ("" if lifted else f" matching {escape(arg)}") + ".[/]")
 
 

@@ -141,7 +141,9 @@ def retrieve(retriever: Retriever, question: str, k: int, read_parts: bool = Tru
     s = decide.signals(retriever, mended, found, named=named[0] if named else None)
     probability = decide.answerable_probability(s)
     answerable = bool(found.hits) and (bool(named) or probability >= decide.models()["answerable"].threshold)
-    reading = parts.read(retriever, mended, probability) if read_parts and found.hits and not named else None
+    # the parts model reads a question against the whole index; a /filter's few papers (or a view of some) are not it
+    whole = retriever.allowed is None
+    reading = parts.read(retriever, mended, probability) if read_parts and whole and found.hits and not named else None
     apart = parts.held_apart(reading)
     answerable = answerable and not apart
     # never looser than a bar the user set (ASSISTANT_MIN_RELEVANCE) on the top cosines
