@@ -509,3 +509,32 @@ def test_an_unreadable_store_is_a_permission_to_fix_not_a_re_ingest(mini_index):
     finally:
         (mini_index / "chroma").chmod(0o755)
     assert top_hit(mini_index)[0] == "mini#2"  # nothing was lost
+
+
+def test_an_interrupted_ingest_names_only_the_files_it_was_reading(tmp_path):
+    """A kill during `ingest b.txt` into an index holding a.txt, whose paper mine#2 the user had removed: the advice
+    named every file the index ever read ("finish it with: assistant ingest a.txt b.txt"), and following it brought
+    the removed paper back."""
+    idx, a, b = tmp_path / "idx", tmp_path / "a.txt", tmp_path / "b.txt"
+    shutil.copy(FIXTURES / "mini.txt", a)
+    shutil.copy(FIXTURES / "mini_zh.txt", b)
+    assert run("ingest", a, "--index-dir", idx).exit_code == 0
+    assert run("remove", "a#2", "--index-dir", idx).exit_code == 0
+    crash("ingest-journaled", "ingest", b, "--index-dir", idx)
+    res = run("doctor", "--index-dir", idx)
+    assert res.exit_code == 1 and has(res.output, f"assistant ingest {b}") and not has(res.output, str(a))
+    res = run("papers", "--json", "--index-dir", idx)  # the next command finishes it, and names what it read
+    assert has(res.stderr, "finished the interrupted ingest", str(b)) and not has(res.stderr, str(a))
+    ids = [p["paper_id"] for p in json.loads(res.stdout)]
+    assert "a#2" not in ids and sum(i.startswith("b#") for i in ids) == 3
+
+
+def test_advice_for_a_chroma_server_names_the_server(tmp_path):
+    """Run as printed, "finish it with: assistant ingest y.jsonl" acted on the default local index, not the server
+    the user named; the URL's credentials stay hidden."""
+    from assistant.service.api import pointed
+
+    said = pointed("finish it with: assistant ingest y.jsonl (or: assistant doctor --repair)",
+                   Settings(index_dir=tmp_path / "cache", chroma_url="http://admin:hunter2@127.0.0.1:8765"))
+    assert said.endswith(f"(add --chroma-url 'http://***@127.0.0.1:8765' --index-dir {tmp_path / 'cache'} to each "
+                         "command)") and "hunter2" not in said

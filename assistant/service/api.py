@@ -56,15 +56,17 @@ _ADVISED = re.compile(r"\bassistant (?:" + "|".join(ADVISABLE) + r")\b(?! --inde
 
 
 def pointed(text: str, settings: Settings) -> str:
-    """A message whose advised commands act on this index: for an index directory other than the default one,
-    it says to add --index-dir (run as printed, "assistant doctor --repair" acts on the default index)."""
-    from assistant.config import is_default_dir
+    """A message whose advised commands act on this index: for a Chroma server or an index directory other than the
+    default one, it says to add --chroma-url / --index-dir (run as printed, "assistant doctor --repair" acts on the
+    default local index)."""
+    from assistant.config import is_default_dir, redact_urls
 
     advised = len(_ADVISED.findall(text))
-    if not advised or settings.index.chroma_url or is_default_dir(settings):
+    options = ([f"--chroma-url {shlex.quote(redact_urls(settings.index.chroma_url))}"] if settings.index.chroma_url
+               else []) + ([] if is_default_dir(settings) else [f"--index-dir {shlex.quote(str(settings.index.dir))}"])
+    if not advised or not options:
         return text
-    where = shlex.quote(str(settings.index.dir))
-    return f"{text} (add --index-dir {where} to {'each' if advised > 1 else 'that'} command)"
+    return f"{text} (add {' '.join(options)} to {'each' if advised > 1 else 'that'} command)"
 
 
 def require_positive(criterion: str) -> str:

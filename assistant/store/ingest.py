@@ -118,16 +118,18 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
             report.recovered += finish_pending(index, settings, progress)
             integrity.ready_for_ingest(index)
         _write(index, papers, settings, progress, report, sources if rebuild else list(dict.fromkeys(previous + sources)),
-               partial=partial)
+               partial=partial, read=sources)
         report.dropped_sources = [s for s in previous if s not in sources] if rebuild else []
         report.seconds = time.perf_counter() - started
         return report
 
 
 def _write(index: Index, papers: list[Paper], settings: Settings, progress: Progress | None, report: IngestReport,
-           sources: list[str], history: tuple | None = None, partial: frozenset[str] = frozenset()) -> list[Paper]:
+           sources: list[str], history: tuple | None = None, partial: frozenset[str] = frozenset(),
+           read: list[str] | None = None) -> list[Paper]:
     """Plan, journal, write and commit one ingest into an opened index (under the write lock); the papers as
-    written (with their ids)."""
+    written (with their ids). ``sources``: what the index will hold; ``read``: what this command read (the
+    journal names these in its advice, so that finishing a kill never re-adds a file's removed papers)."""
     # an earlier write left the store ahead of its last commit: commit even if nothing is new
     dirty = index.manifest is not None and (integrity.meta_get(index, "journal") is not None
                                             or not integrity.consistent(index))
@@ -136,7 +138,8 @@ def _write(index: Index, papers: list[Paper], settings: Settings, progress: Prog
     undo = journal.capture(index, plan.touched())
     if not index.remote:
         token = journal.save(index.dir, f"{os.getpid()}-{os.urandom(4).hex()}", plan, undo)
-    integrity.meta_write(index, journal={"op": "ingest", "sources": sources, "files": stems, "file": token,
+    integrity.meta_write(index, journal={"op": "ingest", "sources": sources, "read": read or sources, "files": stems,
+                                         "file": token,
                                          "owner": owner(), "embedder": index.embedder_id, "started": time.time()})
     integrity.crash_point("ingest-journaled")
     written: list[tuple[list[tuple[str, str, int]], np.ndarray]] = []
@@ -294,7 +297,7 @@ def finish_pending(index: Index, settings: Settings, progress: Progress | None =
     index.forget_papers()
     index.commit(manifest)
     journal.discard(index.dir, entry.get("file"))
-    return [f"finished the interrupted ingest of {integrity.source_names(entry.get('sources'))} "
+    return [f"finished the interrupted ingest of {integrity.source_names(integrity.journal_read(entry))} "
             f"({len(plan.todo)} papers to write, {len(plan.drop)} to remove)"]
 
 

@@ -271,13 +271,18 @@ def check_open(index) -> None:
     raise damage(index, journal)
 
 
+def journal_read(journal: dict) -> list[str]:
+    """The files an interrupted ingest was reading (its advice names these; ``sources`` is all the index holds)."""
+    return list(journal.get("read") or journal.get("sources") or [])
+
+
 def damage(index, journal: dict | None) -> IndexStoreError:
     """What is wrong with an index that failed :func:`check_open`, and the command that fixes it."""
     where = index.remote or index.dir
     now = live(index)
     m = index.manifest
     if journal and journal.get("op") == "ingest":
-        sources = journal.get("sources")
+        sources = journal_read(journal)
         if journal.get("rebuild"):
             return IndexStoreError(f"an ingest --rebuild of {source_names(sources)} into {where} was interrupted "
                                    f"({now['papers']} papers in the store so far); finish it with: "

@@ -55,7 +55,7 @@ def inspect(settings: Settings) -> dict:
     if journal and not integrity.writer_active(index):
         problems.append(f"an interrupted {journal.get('op')} of "
                         + (", ".join(journal.get("ids") or []) if journal.get("op") == "remove"
-                           else integrity.source_names(journal.get("sources"))))
+                           else integrity.source_names(integrity.journal_read(journal))))
     if m is not None:
         if m.get("papers") != now["papers"]:
             problems.append(f"the manifest lists {m.get('papers')} papers, the store holds {now['papers']}")
@@ -79,7 +79,8 @@ def inspect(settings: Settings) -> dict:
                  if status != "ok" and not (index.remote and status.split()[0] in ("stale", "missing"))]
     fix = "assistant doctor --repair"
     if journal and journal.get("op") == "ingest" and not integrity.writer_active(index):
-        fix = f"{integrity.ingest_command(journal.get('sources'))} or assistant doctor --repair (either finishes it)"
+        fix = (f"{integrity.ingest_command(integrity.journal_read(journal))} or assistant doctor --repair "
+               "(either finishes it)")
     if m is not None and now["papers"] == 0 and m.get("papers"):  # nothing left to repair from
         problems.insert(0, "the Chroma store is empty (chroma/ deleted or emptied?)")
         fix = integrity.rebuild_advice(m)
@@ -109,8 +110,8 @@ def repair(settings: Settings) -> tuple[list[str], list[str]]:
         elif journal and journal.get("op") == "ingest":
             index.manifest["sources"] = integrity.recorded(index)
             actions.append(f"kept the {index.count()} papers stored by the interrupted ingest of "
-                           f"{integrity.source_names(journal.get('sources'))}; add the rest with: "
-                           f"{integrity.ingest_command(journal.get('sources'))}")
+                           f"{integrity.source_names(integrity.journal_read(journal))}; add the rest with: "
+                           f"{integrity.ingest_command(integrity.journal_read(journal))}")
             expected = index.count()
         index = _mend_vectors(index, settings, actions)
         _mend_missing(index, settings, expected, actions)
