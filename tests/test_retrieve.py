@@ -171,3 +171,15 @@ def test_an_acronym_reaches_the_paper_that_writes_it_with_a_modifier(retriever):
     assert stem_sequence("the EEG of a map") == ("eeg", "map")  # plain words untouched
     answer = answer_question(retriever, "EEG foundation models?")
     assert answer.answerable and answer.citations[0].paper_id == "003_22ceaf1a0eb8de0c#5"
+
+
+def test_a_search_that_found_nothing_is_read_as_nothing_found_not_a_crash(retriever):
+    """A chat whose Chroma server was wiped under it searched a stale cache, found no paper, and died reading the
+    empty search (KeyError: 'sentence_coverage', a traceback)."""
+    from assistant.search import decide
+    from assistant.search.retrieve import Retrieval
+
+    empty = Retrieval(query="federated learning", hits=[], answerable=False)
+    s = decide.signals(retriever, "federated learning", empty)
+    assert s.question["sentence_coverage"] == 0.0 and s.question["top_cos"] == 0.0
+    assert decide.answerable_probability(s) < decide.models()["answerable"].threshold

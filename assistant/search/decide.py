@@ -314,7 +314,7 @@ def signals(retriever, question: str, found, named: str | None = None, depth: in
     missing = min((max((known.get(t, rarest) for t in qterms - h), default=0.0) for h in held[:3]), default=rarest)
     union = coverage(weights, qterms, set().union(*held), rarest) if held else 0.0
     total = sum(weights.get(t, rarest) for t in qterms) or 1.0
-    first = rows[0] if rows else dict.fromkeys(PAPER_SIGNALS, 0.0) | {"bm25": 0.0}
+    first = rows[0] if rows else dict.fromkeys(PAPER_SIGNALS, 0.0) | {"bm25": 0.0, "sentence_coverage": 0.0}
     q = {"top_cos": first["cos"], "best3_cos": max((r["cos"] for r in rows[:3]), default=0.0),
          "standout": first["standout"], "coverage": max((r["coverage"] for r in rows[:3]), default=0.0),
          "top_coverage": first["coverage"], "unknown_share": unknown / total,
