@@ -191,6 +191,10 @@ class TuningSettings(_Group):
               "of the plateau of best balanced accuracy over the 27 answerable dev questions and absent topics "
               "(benchmarks/gate.py, removed; docs/log/research-log.md, 'Relevance gate').", ge=0.0, le=1.0)
     pool: int = _tuned(20, "Papers a question's decisions read; an area answer lists up to this many. Hand-set.", ge=1)
+    chroma_timeout: float = _tuned(120.0, "Seconds one request to a Chroma server may wait for its answer (connecting: "
+                                          "10 s) before the command stops with 'lost the Chroma server'. Hand-set, "
+                                          "generous: a server that accepts and never answers hung every command.",
+                                   gt=0)
     max_others: int = _tuned(2, "Papers an answer about one paper cites besides it, when the relevance model passes "
                                 "them. Hand-set.", ge=0)
     top_sentences: int = _tuned(4, "Sentences quoted from the paper a question is about and from each paper it names "

@@ -307,3 +307,27 @@ def test_a_lock_left_by_a_dead_process_of_this_machine_is_taken_over_at_once(chr
             ingest(load_papers([FIXTURES / "mini.txt"])[0], Settings(index_dir=tmp_path / "b", chroma_url=chroma_url))
     finally:
         client.delete_collection(SERVER_LOCK)
+
+
+def test_a_server_that_accepts_and_never_answers_is_an_error_in_bounded_time(tmp_path):
+    """A Chroma server stopped (SIGSTOP) or a port that accepts and never answers hung every command forever:
+    chromadb's client waits with no bound. Now the wait is tuning.chroma_timeout (here 1 s), then one line."""
+    import socket
+    import threading
+
+    from assistant.config import Settings
+    from assistant.errors import IndexStoreError
+    from assistant.store.index import Index
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(5)
+    held = []
+    threading.Thread(target=lambda: held.extend(listener.accept() for _ in range(5)), daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    settings = Settings(index_dir=tmp_path / "cache", chroma_url=url)
+    settings = settings.replace(tuning={**settings.tuning.model_dump(), "chroma_timeout": 1.0})
+    with pytest.raises(IndexStoreError) as err:  # it returns at all (it waited forever), saying why
+        Index(settings)
+    assert "no answer within 1 s" in str(err.value) and f"--port {listener.getsockname()[1]}" in str(err.value)
+    listener.close()

@@ -104,10 +104,55 @@ def disk_full_error(path: Path, need: int | None = None) -> IndexStoreError:
                            "again (what was committed is intact; an ingest resumes where it stopped)")
 
 
-def server_lost_error(url: str, exc: BaseException) -> IndexStoreError:
-    return IndexStoreError(f"lost the Chroma server at {url} ({type(exc).__name__}); start it again "
-                           "(chroma run --host 127.0.0.1 --port 8000) and retry: an interrupted ingest resumes "
-                           "where it stopped")
+def server_lost_error(url: str, exc: BaseException, timeout: float | None = None) -> IndexStoreError:
+    return IndexStoreError(f"lost the Chroma server at {url} ({what_failed(exc, timeout)}); start it again "
+                           f"({chroma_run(url)}) and retry: an interrupted ingest resumes where it stopped")
+
+
+def bound_requests(client, seconds: float) -> None:
+    """Every request of a Chroma HTTP client bounded (chromadb's own session waits forever: a server that accepts
+    and never answers hung every command): connecting 10 s, the rest ``seconds``."""
+    import httpx
+
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    if isinstance(session, httpx.Client):
+        session.timeout = httpx.Timeout(seconds, connect=min(10.0, seconds))
+
+
+def answers_in_time(url, seconds: float) -> None:
+    """Whether a Chroma server answers at all, asked with a bound before chromadb's client (which asks with none)
+    is made: a timeout raises (httpx.TimeoutException); any other failure is left to that client to say."""
+    import httpx
+
+    port = url.port or (443 if url.scheme == "https" else 8000)
+    base = f"{'https' if url.scheme == 'https' else 'http'}://{url.hostname or 'localhost'}:{port}"
+    try:
+        httpx.get(f"{base}/api/v2/heartbeat", timeout=httpx.Timeout(seconds, connect=min(10.0, seconds)))
+    except httpx.TimeoutException:
+        raise
+    except httpx.HTTPError:
+        pass
+
+
+def what_failed(exc: BaseException, timeout: float | None = None) -> str:
+    """A request's failure in words: a timeout says how long it waited, anything else its type."""
+    import httpx
+
+    if isinstance(exc, httpx.TimeoutException):
+        return f"no answer within {timeout:g} s" if timeout else "no answer in time"
+    return type(exc).__name__
+
+
+def chroma_run(url: str) -> str:
+    """The command that starts a Chroma server where ``url`` points."""
+    from urllib.parse import urlparse
+
+    parsed = urlparse(url if "://" in url else f"http://{url}")
+    try:
+        port = parsed.port or 8000
+    except ValueError:
+        port = 8000
+    return f"chroma run --host {parsed.hostname or '127.0.0.1'} --port {port}"
 
 
 def translate(exc: BaseException, settings) -> IndexStoreError | None:
@@ -121,9 +166,9 @@ def translate(exc: BaseException, settings) -> IndexStoreError | None:
     where = local_dir(settings) if settings is not None else Path(".")
     module = type(exc).__module__.split(".")[0]
     if url and module in {"httpx", "httpcore"}:
-        return server_lost_error(url, exc)
+        return server_lost_error(url, exc, settings.tuning.chroma_timeout)
     if url and module == "chromadb" and any(s in str(exc) for s in ("Connect", "connection", "Connection")):
-        return server_lost_error(url, exc)
+        return server_lost_error(url, exc, settings.tuning.chroma_timeout)
     if module in {"click", "typer"}:  # a command's own exit
         return None
     if isinstance(exc, PermissionError) and exc.filename:

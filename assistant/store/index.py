@@ -157,16 +157,19 @@ class Index(LexicalSide, VectorSide, SentenceSide):
 
             url = urlparse(self.remote if "://" in self.remote else f"http://{self.remote}")
             try:
+                # chromadb's own first request (made as its client is built) waits forever
+                faults.answers_in_time(url, self.settings.tuning.chroma_timeout)
                 client = chromadb.HttpClient(host=url.hostname or "localhost",
                                              port=url.port or (443 if url.scheme == "https" else 8000),
                                              ssl=url.scheme == "https",
                                              settings=ChromaSettings(anonymized_telemetry=False))
+                faults.bound_requests(client, self.settings.tuning.chroma_timeout)
                 client.heartbeat()
                 return client
             except Exception as exc:
-                raise IndexStoreError(f"cannot reach the Chroma server at {self.remote} ({type(exc).__name__}); "
-                                      "start it (chroma run --host 127.0.0.1 --port 8000) or unset "
-                                      "ASSISTANT_CHROMA_URL") from None
+                raise IndexStoreError(f"cannot reach the Chroma server at {self.remote} "
+                                      f"({faults.what_failed(exc, self.settings.tuning.chroma_timeout)}); start it "
+                                      f"({faults.chroma_run(self.remote)}) or unset ASSISTANT_CHROMA_URL") from None
         faults.check_access(self.dir)
         if self.dir.is_dir() and not os.access(self.dir, os.W_OK):
             raise faults.read_only_error(self.dir)
