@@ -138,3 +138,10 @@ def test_question_eval_reports_each_question_done(bundled_index_dir):
 def test_eval_needs_exactly_one_input():
     res = CliRunner().invoke(app, ["eval"])
     assert res.exit_code == 2
+
+
+def test_eval_s_table_in_a_narrow_terminal_wraps_ids_never_cuts_them(tmp_path, mini_index):
+    f = tmp_path / "q.jsonl"
+    f.write_text('{"type": "lookup", "question": "What is Mixture-of-Thought?", "gold": ["mini#2"]}\n')
+    res = CliRunner().invoke(app, ["eval", str(f), "--index-dir", str(mini_index)], env={"COLUMNS": "40"})
+    assert res.exit_code == 0 and "…" not in res.stdout  # "2606…" could not be read back

@@ -554,7 +554,7 @@ def eval_cmd(
 
         table = Table(title=f"{file.name}: {len(report.rows)} questions")
         for col in ("id", "type", "gold rank", "answerable", "first citation"):
-            table.add_column(col)
+            table.add_column(col, overflow="fold")  # narrow, an id wraps whole rather than ending in "…"
         for r in report.rows:
             ranked = r["hits"]
             rank = next((str(i) for i, p in enumerate(ranked, 1) if p in r["_gold"]), "-") if r["_gold"] else "-"

@@ -338,8 +338,8 @@ def render_summary(summary: dict, as_json: bool) -> None:
     from rich.table import Table
 
     table = Table(title="summary")
-    table.add_column("metric")
-    table.add_column("value", justify="right")
+    table.add_column("metric", overflow="fold")  # narrow, a name wraps whole rather than ending in "…"
+    table.add_column("value", justify="right", overflow="fold")
     for key, value in summary.items():
         if isinstance(value, dict):
             for sub, vals in value.items():
