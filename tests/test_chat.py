@@ -187,6 +187,15 @@ def test_tell_me_more_reads_a_titled_paper_s_first_line_as_quoted(tmp_path):
     assert set(conv._sentences(pid)) <= set(quoted) and all(q in abstract for q in quoted)
 
 
+def test_a_cleared_conversation_s_questions_are_of_the_scope_in_force(conversation):
+    """After a /filter change and /clear, the questions asked since are the current scope's, not stale ones."""
+    conversation.ask("What is Qronos?")
+    conversation.set_filter("off")
+    conversation.clear()
+    conversation.ask("what is there on flow matching?")
+    assert not conversation._asked_before_scope(conversation.turns[0])
+
+
 def test_pleasantries_are_not_asked_of_the_papers(conversation):
     """"hmm ok, and how did GPT-5 do ...?" after "cool, how big is the dataset?": the interjections kept the
     last question off the paper talked about, and it was refused. The turns keep what was typed."""

@@ -109,6 +109,7 @@ class Conversation:
 
     def clear(self) -> None:
         self.turns.clear()
+        self._scope_from = 0  # no earlier question is left to be from another scope
 
     def replay(self, item: dict) -> str:
         """Start afresh, ask an eval item's earlier turns, and return its last question (its ``turns``, else

@@ -132,6 +132,7 @@ def _command(line: str, conv, store, cid: str, settings) -> bool:
     elif cmd == "/clear":
         conv.clear()
         store.clear(cid)
+        store.set_filter(cid, store.filter(cid)[0], 0)  # the filter stays; no earlier question does
         out.print("[dim]Conversation cleared.[/]")
     elif cmd == "/save":
         _save_command(arg, conv, settings)
