@@ -84,6 +84,9 @@ def test_tools_answers_refusals_names_and_resources(bundled_index_dir):
 
         bad = await client.call_tool("search", {"query": "x", "k": 0})
         assert bad.is_error and bad.content[0].text.startswith("bad arguments to search: k:")
+        for loose in (True, "5", 2.0):  # the schema says integer: not coerced to one
+            bad = await client.call_tool("search", {"query": "x", "k": loose})
+            assert bad.is_error and bad.content[0].text.startswith("bad arguments to search: k:"), loose
         assert "\n" not in bad.content[0].text
         empty = await client.call_tool("ask", {"question": ""})
         assert empty.is_error and "question" in empty.content[0].text

@@ -242,7 +242,7 @@ def build(make_settings, early: Early = Early()):
 
     @server.tool(description="Rank the corpus's papers for a query (hybrid dense + BM25), each with its best snippet.")
     def search(query: Annotated[str, Field(min_length=1, description="what to look for")],
-               k: Annotated[int, Field(ge=1, le=50, description="how many papers")] = 10) -> SearchResult:
+               k: Annotated[int, Field(ge=1, le=50, strict=True, description="how many papers")] = 10) -> SearchResult:
         found = run(lambda: library.search(query, k))
         record = SearchResult(query=query, answerable=found.answerable, hits=[
             Hit(rank=h.rank, paper_id=h.paper_id, title=h.title, score=round(h.score, 4), snippet=h.snippet)
