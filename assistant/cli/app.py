@@ -467,14 +467,15 @@ def doctor(index_dir: IndexDir = None, as_json: JsonFlag = False,
                                                 "remove, restore the manifest, drop orphans, re-embed lost vectors, "
                                                 "rebuild BM25 and the vector cache.")] = False):
     """Check the set-up: configuration (key masked), index, embedder, LLM endpoint."""
-    from assistant.service.api import doctor as doctor_fn
+    from assistant.service.api import doctor as doctor_fn, pointed
 
-    report = doctor_fn(_settings(index_dir), repair=repair)
+    settings = _settings(index_dir)
+    report = doctor_fn(settings, repair=repair)
     if not as_json:
         for line in report.get("repairs", []):
-            out.print(f"[green]repaired:[/] {escape(_pointed(line, index_dir))}")
+            out.print(f"[green]repaired:[/] {escape(pointed(line, settings))}")
         for line in report.get("unrepaired", []):
-            out.print(f"[red]not repaired:[/] {escape(_pointed(line, index_dir))}")
+            out.print(f"[red]not repaired:[/] {escape(pointed(line, settings))}")
     if as_json:
         print_json(report)
     else:
@@ -494,7 +495,7 @@ def doctor(index_dir: IndexDir = None, as_json: JsonFlag = False,
         out.print(cfg)
         for c in report["checks"]:
             mark = "[green]ok[/]  " if c["ok"] else "[red]FAIL[/]"
-            out.print(f"{mark} {c['check']:9s} {escape(_pointed(str(c['detail']), index_dir))} [dim]({c['ms']} ms)[/]")
+            out.print(f"{mark} {c['check']:9s} {escape(pointed(str(c['detail']), settings))} [dim]({c['ms']} ms)[/]")
     if not report["ok"]:
         raise typer.Exit(1)
 

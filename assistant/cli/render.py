@@ -160,10 +160,10 @@ def render_sources(answer, console: Console | None = None) -> None:
     console = console or out
     if not answer.citations and answer.mode == "llm" and answer.answerable and answer.sources:
         # The promise is that every claim points at an abstract: an answer citing none must say so.
-        given = "did not cite the only source" if len(answer.sources) == 1 else \
-            f"cited none of the {len(answer.sources)} sources"
-        console.print(f"\n[yellow]The model {given} it was given: nothing "
-                      f"above is checked against an abstract. {'It was' if len(answer.sources) == 1 else 'They were'}:[/]")
+        one = len(answer.sources) == 1
+        given = "did not cite the only source" if one else f"cited none of the {len(answer.sources)} sources"
+        console.print(f"\n[yellow]The model {given} it was given: nothing above is checked against an abstract. "
+                      f"{'It was' if one else 'They were'}:[/]")
         for n, h in enumerate(answer.sources, 1):
             print_paper(f"[{n}]", h.paper_id, h.title, None, console)
         if answer.quoted:

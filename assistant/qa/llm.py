@@ -49,9 +49,9 @@ HIDDEN = "(key hidden)"
 
 
 class Scrubbed:
-    """Streamed text passed on without the API key or a run of it a server echoes (:func:`~assistant.endpoint.without_secrets`):
-    the longest tail of what arrived that could begin such a run is held back until the next piece shows it does
-    not (a key split across two chunks is still found)."""
+    """Streamed text passed on without the API key or a run of it a server echoes
+    (:func:`~assistant.endpoint.without_secrets`): the longest tail of what arrived that could begin such a run is
+    held back until the next piece shows it does not (a key split across two chunks is still found)."""
 
     def __init__(self, on_token: Callable[[str], None], settings: Settings):
         self.on_token, self.settings, self.held = on_token, settings, ""

@@ -52,7 +52,7 @@ def require_words(text: str, what: str = "question") -> str:
 
 
 #: A command a message tells the user to run on the index ("restore it with: assistant doctor --repair").
-_ADVISED = re.compile(r"\bassistant (?:" + "|".join(ADVISABLE) + r")\b(?! --index-dir)")
+_ADVISED = re.compile(r"\bassistant (?:" + "|".join(ADVISABLE) + r")\b")
 
 
 def pointed(text: str, settings: Settings) -> str:

@@ -119,15 +119,14 @@ def bound_requests(client, seconds: float) -> None:
         session.timeout = httpx.Timeout(seconds, connect=min(10.0, seconds))
 
 
-def answers_in_time(url, seconds: float) -> None:
+def answers_in_time(host: str, port: int, ssl: bool, seconds: float) -> None:
     """Whether a Chroma server answers at all, asked with a bound before chromadb's client (which asks with none)
     is made: a timeout raises (httpx.TimeoutException); any other failure is left to that client to say."""
     import httpx
 
-    port = url.port or (443 if url.scheme == "https" else 8000)
-    base = f"{'https' if url.scheme == 'https' else 'http'}://{url.hostname or 'localhost'}:{port}"
     try:
-        httpx.get(f"{base}/api/v2/heartbeat", timeout=httpx.Timeout(seconds, connect=min(10.0, seconds)))
+        httpx.get(f"{'https' if ssl else 'http'}://{host}:{port}/api/v2/heartbeat",
+                  timeout=httpx.Timeout(seconds, connect=min(10.0, seconds)))
     except httpx.TimeoutException:
         raise
     except httpx.HTTPError:

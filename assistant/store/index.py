@@ -157,11 +157,11 @@ class Index(LexicalSide, VectorSide, SentenceSide):
 
             url = urlparse(self.remote if "://" in self.remote else f"http://{self.remote}")
             try:
+                host, ssl = url.hostname or "localhost", url.scheme == "https"
+                port = url.port or (443 if ssl else 8000)
                 # chromadb's own first request (made as its client is built) waits forever
-                faults.answers_in_time(url, self.settings.tuning.chroma_timeout)
-                client = chromadb.HttpClient(host=url.hostname or "localhost",
-                                             port=url.port or (443 if url.scheme == "https" else 8000),
-                                             ssl=url.scheme == "https",
+                faults.answers_in_time(host, port, ssl, self.settings.tuning.chroma_timeout)
+                client = chromadb.HttpClient(host=host, port=port, ssl=ssl,
                                              settings=ChromaSettings(anonymized_telemetry=False))
                 faults.bound_requests(client, self.settings.tuning.chroma_timeout)
                 client.heartbeat()

@@ -117,8 +117,8 @@ def ingest(papers: list[Paper], settings: Settings, rebuild: bool = False,
         else:
             report.recovered += finish_pending(index, settings, progress)
             integrity.ready_for_ingest(index)
-        _write(index, papers, settings, progress, report, sources if rebuild else list(dict.fromkeys(previous + sources)),
-               partial=partial, read=sources)
+        held = sources if rebuild else list(dict.fromkeys(previous + sources))  # what the index will hold
+        _write(index, papers, settings, progress, report, held, partial=partial, read=sources)
         report.dropped_sources = [s for s in previous if s not in sources] if rebuild else []
         report.seconds = time.perf_counter() - started
         return report
@@ -139,8 +139,8 @@ def _write(index: Index, papers: list[Paper], settings: Settings, progress: Prog
     if not index.remote:
         token = journal.save(index.dir, f"{os.getpid()}-{os.urandom(4).hex()}", plan, undo)
     integrity.meta_write(index, journal={"op": "ingest", "sources": sources, "read": read or sources, "files": stems,
-                                         "file": token,
-                                         "owner": owner(), "embedder": index.embedder_id, "started": time.time()})
+                                         "file": token, "owner": owner(), "embedder": index.embedder_id,
+                                         "started": time.time()})
     integrity.crash_point("ingest-journaled")
     written: list[tuple[list[tuple[str, str, int]], np.ndarray]] = []
     try:
@@ -194,12 +194,13 @@ def _plan(index: Index, papers: list[Paper], report: IngestReport, history: tupl
     else:
         stems = dict((index.manifest or {}).get("files") or {})
     named, dropped, stems = assign(papers, stored, stems)
+    origins = {s.id: s.origin for s in stored}  # each stored paper's file
     if history is None:
-        _refuse_taken_ids(named, stored)
-        named = _without_stored_copies(named, abstracts, {s.id: s.origin for s in stored}, report)
-    by_id = {s.id: s for s in stored}
-    report.kept_unread += [pid for pid in dropped if (by_id.get(pid) or Stored("", "", None, "")).origin in partial]
-    dropped = [pid for pid in dropped if pid not in set(report.kept_unread)]
+        _refuse_taken_ids(named, origins)
+        named = _without_stored_copies(named, abstracts, origins, report)
+    kept = [pid for pid in dropped if origins.get(pid) in partial]
+    report.kept_unread += kept
+    dropped = [pid for pid in dropped if pid not in set(kept)]
     todo, moved = [], []
     for paper in named:
         if existing.get(paper.id) == paper.content_hash:
@@ -233,13 +234,13 @@ def _without_stored_copies(named: list[Paper], abstracts: dict[str, str], origin
     return [p for p in named if p.id not in copies]
 
 
-def _refuse_taken_ids(named: list[Paper], stored: list) -> None:
+def _refuse_taken_ids(named: list[Paper], origins: dict[str, str | None]) -> None:
     """A record with an id of its own that a paper from another file already has (two CSV exports both numbering
     their rows 1, 2, 3) would replace that paper: refused, naming both files, before anything is written. A paper
     whose file is gone (moved or renamed) is taken over by the file that gives its id now."""
     from assistant.text.corpus import bundled_corpus
 
-    holder = {s.id: s.origin for s in stored if s.origin}
+    holder = {pid: origin for pid, origin in origins.items() if origin}
 
     def still_there(origin: str) -> bool:
         return (bundled_corpus() / origin.removeprefix("bundled/")).is_file() if origin.startswith("bundled/") \

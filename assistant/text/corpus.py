@@ -334,8 +334,9 @@ def _parse_csv(path: Path, text: str, report: ParseReport, strict: bool) -> list
             if paper:
                 papers.append(paper)
     except csv.Error as exc:
-        raise InputError(f"{path}: not valid CSV after line {reader.line_num} ({exc}): a quoted field runs on past its "
-                         'closing quote or to the end of the file; a quote inside a field is written twice ("")') from None
+        raise InputError(f"{path}: not valid CSV after line {reader.line_num} ({exc}): a quoted field runs on past "
+                         "its closing quote or to the end of the file; a quote inside a field is written twice "
+                         '("")') from None
     return papers
 
 
