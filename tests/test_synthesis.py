@@ -198,13 +198,28 @@ def test_which_with_an_llm_judges_prefiltered_candidates(bundled_index_dir, mock
     assert 4 <= sent < 40
 
 
-def _summarize_with_llm_reply(index_dir, mocked_openai_chat, reply: str) -> dict:
-    """`summarize "federated learning" --json` with the LLM answering ``reply``."""
+def _reply(*pieces: str, **sse_kw):
+    """A route's side effect answering ``pieces`` streamed when the request streams (the terminal), else whole
+    (``--json``, MCP); every request body is kept in the returned list."""
     import httpx
 
-    from .conftest import completion_json
+    from .conftest import completion_json, sse_response
 
-    mocked_openai_chat.return_value = httpx.Response(200, json=completion_json(reply))
+    requests = []
+
+    def answer(request):
+        body = json.loads(request.content)
+        requests.append(body)
+        if body.get("stream"):
+            return sse_response(*pieces, **sse_kw)
+        return httpx.Response(200, json=completion_json("".join(pieces)))
+
+    return answer, requests
+
+
+def _summarize_with_llm_reply(index_dir, mocked_openai_chat, reply: str) -> dict:
+    """`summarize "federated learning" --json` with the LLM answering ``reply``."""
+    mocked_openai_chat.side_effect = _reply(reply)[0]
     res = runner.invoke(app, ["summarize", "federated learning", "--json", "--index-dir", str(index_dir)])
     assert res.exit_code == 0, res.output
     return json.loads(res.stdout)
@@ -220,6 +235,31 @@ def test_summarize_with_an_llm_validates_synthesis_citations(bundled_index_dir, 
     assert data["invalid_citations"] == [42]  # as ask's --json says it; the terminal adds ask's note
     res = runner.invoke(app, ["summarize", "federated learning", "--index-dir", str(bundled_index_dir)])
     assert "Note: [42] in the synthesis name no source it was given" in " ".join(res.stdout.split())
+
+
+def test_summarize_streams_the_synthesis_to_a_terminal_as_ask_streams_an_answer(bundled_index_dir,
+                                                                                  mocked_openai_chat):
+    """`summarize` with an LLM waited for the whole synthesis (tens of seconds) and showed nothing meanwhile. Now
+    it is asked for as a stream and shown as it comes, once, a marker naming no source as [n?] already."""
+    mocked_openai_chat.side_effect, requests = _reply("Privacy-preserving FL is studied [1][2], ",
+                                                      "heterogeneity too [3], and [4", "2] is made up.")
+    res = runner.invoke(app, ["summarize", "federated learning", "--index-dir", str(bundled_index_dir)])
+    assert res.exit_code == 0, res.output
+    assert [r.get("stream") for r in requests] == [True]
+    text = " ".join(res.stdout.split())
+    assert text.count("Privacy-preserving FL is studied [1][2], heterogeneity too [3], and [42?] is made up.") == 1
+    assert "[42] is" not in text and "Note: [42] in the synthesis name no source it was given" in text
+    assert "Sources" in text and "Extractive overview" not in text
+
+
+def test_a_streamed_synthesis_that_breaks_off_is_marked_incomplete(bundled_index_dir, mocked_openai_chat):
+    mocked_openai_chat.side_effect = _reply("Privacy-preserving FL is studied [1][2], and", done=False,
+                                            finish=False, usage=False)[0]
+    res = runner.invoke(app, ["summarize", "federated learning", "--index-dir", str(bundled_index_dir)])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.stdout.split())
+    assert "Privacy-preserving FL is studied [1][2], and" in text
+    assert "[answer incomplete: the LLM stream stopped early]" in text
 
 
 def test_an_llm_synthesis_citing_nothing_falls_back_to_the_quoted_overview(bundled_index_dir, mocked_openai_chat):

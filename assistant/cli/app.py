@@ -13,10 +13,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from assistant.cli.render import (BuildProgress, err, escape, eval_progress, first_run_progress, linked, markdown, out,
+from assistant.cli.render import (BuildProgress, err, escape, eval_progress, first_run_progress, linked, out,
                                   order_note, print_json, print_paper, print_parts, print_read_as, print_unsure,
-                                  render_answer, render_summary,
-                                  render_verbose, rerank_progress, save as save_answers, shown, streamer)
+                                  render_answer, render_overview, render_summary, render_verbose, rerank_progress,
+                                  save as save_answers, shown, streaming)
 from assistant.errors import AssistantError
 
 app = typer.Typer(
@@ -218,15 +218,9 @@ def ask(
 
         check_save_target(save, force)
     settings = _settings(index_dir, top_k=k)
-    streaming = settings.llm_enabled and not as_json
-    stream = streamer() if streaming else None
-    try:
+    with streaming(settings.llm_enabled and not as_json) as stream:
         answer = ask_fn(question, settings, on_token=stream, progress=first_run_progress(),
                         on_rerank=rerank_progress())
-    except BaseException:
-        if stream:
-            stream.close()
-        raise
     if stream:
         stream.close(answer.text)
     if save is not None:
@@ -383,25 +377,16 @@ def summarize(
     """Overview of an area: its papers grouped into themes, each with its contribution, cited."""
     from assistant.service.api import summarize as summarize_fn
 
-    summary = summarize_fn(area, _settings(index_dir), progress=first_run_progress())
+    settings = _settings(index_dir)
+    with streaming(settings.llm_enabled and not as_json) as stream:
+        summary = summarize_fn(area, settings, progress=first_run_progress(), on_token=stream)
+    streamed = bool(stream and stream.used) and summary.mode == "llm"
+    if stream:  # a synthesis that cited nothing stays as streamed; the note under it says what replaces it
+        stream.close(summary.answer if streamed else None)
     if as_json:
         print_json(summary.as_dict())
         return
-    print_read_as(summary.read_as)
-    print_unsure(summary.unsure)
-    if summary.note:
-        out.print(f"[yellow]{escape(summary.note)}[/]")
-    elif summary.mode == "extractive" and summary.citations:
-        out.print("[dim italic]Extractive overview (no LLM configured): verbatim sentences from the abstracts.[/]")
-    out.print(markdown(summary.answer))
-    if summary.invalid_citations:  # as ask says it: the marker is shown with a "?", and no source is behind it
-        marks = ", ".join(f"[{n}]" for n in summary.invalid_citations)
-        out.print(f"[yellow]Note: {escape(marks)} in the synthesis name no source it was given: shown as "
-                  f"{escape(', '.join(f'[{n}?]' for n in summary.invalid_citations))}, they cite nothing.[/]")
-    if summary.citations:
-        out.print("\n[bold]Sources[/]")
-        for c in summary.citations:
-            print_paper(f"[{c.n}]", c.paper_id, c.title)
+    render_overview(summary, streamed)
 
 
 @app.command("map")

@@ -6,6 +6,7 @@ terminal, then escaped for rich markup); --json output through :func:`print_json
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import TYPE_CHECKING
 
@@ -302,6 +303,40 @@ class Stream:
 
 def streamer():
     return Stream()
+
+
+@contextlib.contextmanager
+def streaming(enabled: bool):
+    """A :class:`Stream` to pass as ``on_token`` (None when not ``enabled``), closed if the call it serves fails."""
+    stream = Stream() if enabled else None
+    try:
+        yield stream
+    except BaseException:
+        if stream:
+            stream.close()
+        raise
+
+
+def render_overview(summary, streamed: bool = False) -> None:
+    """`summarize` as the terminal shows it; ``streamed``: the LLM's synthesis was already shown as it came."""
+    print_read_as(summary.read_as)
+    print_unsure(summary.unsure)
+    if summary.note:
+        out.print(f"[yellow]{escape(summary.note)}[/]")
+    elif summary.mode == "extractive" and summary.citations:
+        out.print("[dim italic]Extractive overview (no LLM configured): verbatim sentences from the abstracts.[/]")
+    if not streamed:
+        out.print(markdown(summary.answer))
+    elif not summary.complete:  # the mark the synthesis ends with: cut at max_tokens, or the stream broke off
+        out.print(f"[yellow]{escape(summary.answer.rsplit(chr(10) * 2, 1)[-1])}[/]")
+    if summary.invalid_citations:  # as ask says it: the marker is shown with a "?", and no source is behind it
+        marks = ", ".join(f"[{n}]" for n in summary.invalid_citations)
+        out.print(f"[yellow]Note: {escape(marks)} in the synthesis name no source it was given: shown as "
+                  f"{escape(', '.join(f'[{n}?]' for n in summary.invalid_citations))}, they cite nothing.[/]")
+    if summary.citations:
+        out.print("\n[bold]Sources[/]")
+        for c in summary.citations:
+            print_paper(f"[{c.n}]", c.paper_id, c.title)
 
 
 #: What ordered a search's papers, as the line under them says (Retrieval.order); the score shown is the fused one.

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 
@@ -90,9 +91,11 @@ class Summary:
     unsure: bool = False
     #: markers of the LLM's synthesis that name no source, shown there as ``[n?]`` (as ``ask``'s)
     invalid_citations: list = field(default_factory=list)
+    #: False when the LLM's synthesis stopped early (cut at max_tokens, or its stream broke off): marked at its end
+    complete: bool = True
 
     def as_dict(self) -> dict:
-        out = {"area": self.area, "mode": self.mode,
+        out = {"area": self.area, "mode": self.mode, "complete": self.complete,
                "themes": [{"label": t.label, "papers": [{"paper_id": p.paper_id, "title": p.title,
                                                          "evidence": p.evidence} for p in t.papers]}
                           for t in self.themes],
@@ -411,18 +414,20 @@ def label_terms(texts: list[str], exclude: set[str], weights: dict[str, float],
     return scored[:n], [surface[s].most_common(1)[0][0] for s in scored[:n]]
 
 
-def summarize(retriever: Retriever, area: str, settings: Settings | None = None, max_papers: int = 24) -> Summary:
+def summarize(retriever: Retriever, area: str, settings: Settings | None = None, max_papers: int = 24,
+              on_token: Callable[[str], None] | None = None) -> Summary:
     """Group an area's papers into themes, each paper with its one-line contribution, cited (the area read
-    with its typos mended, as search reads a query)."""
+    with its typos mended, as search reads a query). With an LLM, its synthesis is streamed to ``on_token``."""
     settings = settings or retriever.settings
     typed, area = area, retriever.mend(area)
-    summary = _summarize(retriever, area, settings, max_papers)
+    summary = _summarize(retriever, area, settings, max_papers, on_token)
     if area != typed:
         summary.area, summary.read_as = typed, area
     return summary
 
 
-def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: int) -> Summary:
+def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: int,
+               on_token: Callable[[str], None] | None) -> Summary:
     from assistant.text.terms import stem_terms
 
     found = which(retriever, area, settings.replace(llm_mode="off"), precise=True)
@@ -465,13 +470,15 @@ def _summarize(retriever: Retriever, area: str, settings: Settings, max_papers: 
     citations.sort(key=lambda c: c.n)
     summary = Summary(area, themes, "\n".join(lines), citations, unsure=unsure)
     if settings.llm_enabled:
-        summary = _llm_synthesis(settings, summary)
+        summary = _llm_synthesis(settings, summary, on_token)
     return summary
 
 
-def _llm_synthesis(settings: Settings, summary: Summary) -> Summary:
-    """Ask the model for a written synthesis over the themed evidence; citations are validated."""
-    from assistant.qa.answer import escape_attribute, escape_source as _escape, parse_citations
+def _llm_synthesis(settings: Settings, summary: Summary, on_token: Callable[[str], None] | None) -> Summary:
+    """Ask the model for a written synthesis over the themed evidence (streamed to ``on_token``, a marker naming no
+    source shown as ``[n?]`` as it comes); citations are validated, and a synthesis that stopped early is marked."""
+    from assistant.qa.answer import (INCOMPLETE_MARK, LENGTH_MARK, MarkedStream, escape_attribute,
+                                     escape_source as _escape, parse_citations)
     from assistant.qa.llm import chat
     from assistant.prompts import render, system_prompt
 
@@ -483,18 +490,26 @@ def _llm_synthesis(settings: Settings, summary: Summary) -> Summary:
                           f"{_escape(f.evidence)}\n</source>")
     question = (f"Write a short synthesis of the research on {summary.area}, organised by the themes given, "
                 "citing every claim.")
+    n_sources = max(c.n for c in summary.citations)
+    marked = MarkedStream(on_token, n_sources) if on_token else None
     completion = chat(settings, [{"role": "system", "content": system_prompt()},
                                  {"role": "user", "content": render("answer", sources="\n".join(blocks),
                                                                     question=question, caution="")}],
-                      stream=False)
-    text, cited, invalid = parse_citations(completion.text.strip(), max(c.n for c in summary.citations))
+                      on_token=marked, stream=marked is not None)
+    if marked:
+        marked.flush()
+    text, cited, invalid = parse_citations(completion.text.strip(), n_sources)
     valid = {c.n for c in summary.citations}
     if not set(cited) & valid:
         # a synthesis that cites nothing cannot be checked: keep the quoted overview, and say why
         summary.note = (f"The model's synthesis cited none of the {len(valid)} papers, so the overview below is "
                         "the extractive one: verbatim sentences from the abstracts.")
         return summary
-    summary.answer = text
+    if completion.finish_reason == "length":
+        text = f"{text}\n\n{LENGTH_MARK.format(n=settings.llm.max_tokens)}"
+    elif not completion.complete:
+        text = f"{text}\n\n{INCOMPLETE_MARK}"
+    summary.answer, summary.complete = text, completion.complete
     summary.citations = [c for c in summary.citations if c.n in cited and c.n in valid]
     summary.invalid_citations = invalid
     summary.mode = "llm"

@@ -286,11 +286,12 @@ def which(criterion: str, settings: Settings, progress: Progress | None = None):
     return which_fn(retriever(settings, progress), criterion, settings)
 
 
-def summarize(area: str, settings: Settings, progress: Progress | None = None):
+def summarize(area: str, settings: Settings, progress: Progress | None = None, on_token=None):
+    """An area's overview; with an LLM, its synthesis streamed to ``on_token`` when given."""
     from assistant.qa.synthesis import summarize as summarize_fn
 
     area = require_words(area, "area")
-    return summarize_fn(retriever(settings, progress), area, settings)
+    return summarize_fn(retriever(settings, progress), area, settings, on_token=on_token)
 
 
 def corpus_map(query: str | None, settings: Settings, out: Path | None = None, method: str = "tsne",
