@@ -54,6 +54,24 @@ def coined(name: str) -> bool:
 COMMON = 300
 #: A title that reads as a clause: it opens with the authors ("We show") or holds a finite verb.
 CLAUSE = re.compile(r"^(?:we|our|this (?:paper|work|study))\b|\s(?:is|are|was|were|can|could|has|have|will)\s", re.I)
+#: A title that is a fragment of a sentence (defined 2026-12-07, before the title rules it was used to measure were
+#: changed): it opens with a word no noun phrase opens with (a subordinator, preposition, question word, sentence
+#: adverb, or a structured abstract's section label: "When", "By structural analysis", "Nowadays", "Objectives"), or
+#: ends on punctuation or inside parentheses ("AIM-Bench.", "Backchannels (e.g").
+FRAGMENT_OPENERS = {"when", "while", "whereas", "which", "who", "whose", "where", "why", "how", "what", "whether",
+                    "if", "although", "though", "because", "since", "as", "by", "under", "in", "on", "at", "for",
+                    "to", "from", "with", "without", "despite", "after", "before", "through", "nowadays", "recently",
+                    "currently", "today", "here", "background", "purpose", "objective", "objectives", "aim", "aims",
+                    "motivation", "context", "introduction", "abstract", "methods", "results", "conclusions"}
+
+
+def fragment(title: str) -> bool:
+    words = title.split()
+    if not words:
+        return True
+    if words[0].lower().strip(":,") in FRAGMENT_OPENERS:
+        return True
+    return bool(re.search(r"[.,;:(\[–-]$", title)) or title.count("(") > title.count(")")
 
 
 def held_out_ids() -> set[str]:
@@ -104,6 +122,7 @@ def score(papers: list[dict], common: set[str]) -> dict:
         rows.append({"id": r["id"], "shown": shown, "real": real, "source": source, "name": name,
                      "f1": round(2 * overlap / max(len(want) + len(got), 1), 3), "shares": overlap > 0,
                      "generic": bool(got) and got <= common, "clause": bool(CLAUSE.search(shown)),
+                     "fragment": fragment(shown),
                      "name_in": bool(name) and name.lower() in shown.lower()})
     named = [r for r in rows if r["name"]]
     mean = lambda xs: round(sum(xs) / len(xs), 3) if xs else None  # noqa: E731
@@ -111,7 +130,7 @@ def score(papers: list[dict], common: set[str]) -> dict:
                      "f1": mean([r["f1"] for r in rows if r["source"] == s])} for s in TITLE_SOURCES}
     return {"papers": len(rows), "content_f1_mean": mean([r["f1"] for r in rows]),
             "sharing_no_word": sum(not r["shares"] for r in rows), "generic": sum(r["generic"] for r in rows),
-            "clause": sum(r["clause"] for r in rows), "named": len(named),
+            "clause": sum(r["clause"] for r in rows), "fragment": sum(r["fragment"] for r in rows), "named": len(named),
             "name_in_title": sum(r["name_in"] for r in named), "by_source": by_source, "rows": rows}
 
 
@@ -127,7 +146,7 @@ def main() -> int:
     print(f"{out['papers']} arXiv abstracts ({args.sample}): content-word F1 with the real title {out['content_f1_mean']}; "
           f"{out['sharing_no_word']} share no content word; of the {out['named']} real titles opening with a coined "
           f"name, {out['name_in_title']} shown titles carry it; {out['generic']} generic (every word among the "
-          f"{COMMON} commonest), {out['clause']} reading as a clause")
+          f"{COMMON} commonest), {out['clause']} reading as a clause, {out['fragment']} fragments")
     print("by source: " + ", ".join(f"{s} {v['n']} (F1 {v['f1']})" for s, v in out["by_source"].items()))
     if args.show and args.sample == "dev":
         for r in out["rows"]:
