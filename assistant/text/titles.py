@@ -262,18 +262,8 @@ def _opens_clause(phrase: str) -> bool:
 
 
 def _from_first_sentence(text: str) -> str:
-    """What the first sentence is about: what "we uncover ..." names, else its subject, else its first phrase. A
-    first sentence that is a question, or gives only a clause's opening ("When a benchmark saturates"), gives way
-    to the second sentence where that one names something."""
-    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z\\(])", text, maxsplit=2)
-    first = _clean_name(sentences[0])
-    title = _about(first)
-    if (first.endswith("?") or _opens_clause(title)) and len(sentences) > 1:
-        second = _about(_clean_name(ABSTRACT_LEAD.sub("", sentences[1], count=1)))
-        # what the second sentence names, not what its authors do ("We show ...", "It ...")
-        if len(second.split()) >= 2 and not _opens_clause(second) and not NOT_STUDIED.match(second):
-            return second
-    return title
+    """What the first sentence is about: what "we uncover ..." names, else its subject, else its first phrase."""
+    return _about(_clean_name(re.split(r"(?<=[.!?])\s+(?=[A-Z\\(])", text, maxsplit=1)[0]))
 
 
 def _about(first: str) -> str:
