@@ -287,17 +287,6 @@ STUDIES = re.compile(
 #: What follows "we study ..." that is not what is studied ("we show in this paper that ...", "we study it").
 NOT_STUDIED = re.compile(r"(?:we|our|it|they|this|these|us|in this|here)\b", re.I)
 
-#: Words no title's noun phrase opens with: a subordinate clause's opener or a question word ("When used as
-#: classifiers", "By structural analysis", "How interpretable"). A phrase opening with one is a sentence's fragment.
-NOT_TITLE_OPENERS = SUBORDINATE_OPENERS | {"which", "who", "whose", "where", "why", "how", "what", "whether", "at",
-                                           "on", "from", "without", "upon", "within", "among", "during"}
-
-#: A structured abstract's section label before its first sentence ("Objectives: ...", "Purpose. ..."), or a
-#: sentence adverb ("Nowadays, ..."): no part of what the abstract is about.
-ABSTRACT_LEAD = re.compile(r"^(?:(?:background|purpose|objectives?|aims?|motivation|context|introduction|importance|"
-                           r"problem|abstract|summary|methods?|results?|conclusions?)\s*[:.]|(?:nowadays|today|recently|currently|traditionally|"
-                           r"historically|lately)\s*,)\s*", re.I)
-
 #: A first sentence that opens with what the authors do to a noun phrase: "We uncover the hidden lattice ...".
 AUTHORS_DO = re.compile(r"(?:(?:in this (?:paper|work|study),?\s+)?we|this (?:paper|work|study|report|article))\s+"
                         r"(?:[a-z]+ly\s+)?[a-z]+\s+(?=(?:the|a|an)\s)", re.I)

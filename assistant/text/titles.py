@@ -7,9 +7,8 @@ import functools
 import re
 
 from assistant.text.english import (
-    ABSTRACT_LEAD, ANAPHORA, APPOSITIVE_NAME, AUTHORS_DO, CALLED_NAME, CLAUSE_GOES_ON, CLAUSE_STOP, CUT_BEFORE, DANGLING_WORDS,
-    FINITE_VERB, INTRODUCES_LATE, LIST_BREAKS, LIST_MODIFIER, NOT_COINED, NOT_NAMES, NOT_STUDIED, NOT_TITLE_OPENERS,
-    OPENS_NOUN_PHRASE,
+    ANAPHORA, APPOSITIVE_NAME, AUTHORS_DO, CALLED_NAME, CLAUSE_GOES_ON, CLAUSE_STOP, CUT_BEFORE, DANGLING_WORDS,
+    FINITE_VERB, INTRODUCES_LATE, LIST_BREAKS, LIST_MODIFIER, NOT_COINED, NOT_NAMES, NOT_STUDIED, OPENS_NOUN_PHRASE,
     PHRASE_END, SHOWN_NAME_WORD, STUDIES, SUBJECT_ENDING_VERB, SUBORDINATE_OPENERS, TITLE_INTRODUCES,
     TITLE_SMALL_WORDS, named_pattern)
 from assistant.text.latex import readable
@@ -49,7 +48,7 @@ def _cut(text: str, limit: int = MAX_TITLE) -> str:
     text = normalise_space(text)
     if len(text) <= limit:
         return text
-    cut = _closed(text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:-–"))
+    cut = text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:-–")
     return cut + "…"
 
 
@@ -116,15 +115,7 @@ def _phrase(text: str, limit: int = MAX_TITLE, extend: bool = False) -> str:
         words = words[:cut] if cut and len(" ".join(words)) > limit else _without_last(words)
         while words and words[-1].lower() in DANGLING_WORDS:
             words = _without_last(words)
-    return _closed(" ".join(words))
-
-
-def _closed(text: str) -> str:
-    """``text`` without a parenthesis it opens and does not close ("Backchannels (e.g", "a model family (0"): the
-    phrase ends before it."""
-    while text.count("(") > text.count(")"):
-        text = text[: text.rfind("(")].rstrip(" ,;:-–")
-    return text
+    return " ".join(words)
 
 
 def _without_last(words: list[str]) -> list[str]:
@@ -204,7 +195,7 @@ TITLE_SOURCES = ("name", "proposes", "called", "studies", "first sentence")
 
 def titled(abstract: str) -> tuple[str, str]:
     """(:func:`readable_title`, which of :data:`TITLE_SOURCES` it came from)."""
-    text = ABSTRACT_LEAD.sub("", _CITATION.sub("", normalise_space(readable(abstract))), count=1)
+    text = _CITATION.sub("", normalise_space(readable(abstract)))
     fallback = ""
     named: list[tuple[str, str]] = []  # (title, the name it carries), each introduction in order
     for sentence in _introducing(text, INTRODUCES_LATE):
@@ -235,8 +226,8 @@ def titled(abstract: str) -> tuple[str, str]:
         # an abstract introducing several things (a benchmark, then the method): the name it writes most is its own
         return max(named, key=lambda t: text.count(t[1]))[0], "name"
     m = CALLED_NAME.search(text)
-    if m and _distinctive(_clean_name(m.group(1))):  # "... called AIM-Bench." : the sentence's stop is not the name's
-        return _cut(_clean_name(m.group(1)).rstrip(".")), "called"
+    if m and _distinctive(_clean_name(m.group(1))):
+        return _cut(_clean_name(m.group(1))), "called"
     if fallback:
         return fallback, "proposes"
     if studied := _studied(text):
@@ -251,23 +242,14 @@ def _studied(text: str) -> str:
         if NOT_STUDIED.match(rest):
             continue
         phrase = _phrase(_clean_name(rest))
-        if len(phrase.split()) >= 3 and not _opens_clause(phrase):
+        if len(phrase.split()) >= 3:
             return _capital(phrase)
     return ""
 
 
-def _opens_clause(phrase: str) -> bool:
-    """Whether ``phrase`` opens as a clause or question does, not as a noun phrase ("When used as ...")."""
-    return bool(phrase.split()) and phrase.split()[0].lower() in NOT_TITLE_OPENERS
-
-
 def _from_first_sentence(text: str) -> str:
     """What the first sentence is about: what "we uncover ..." names, else its subject, else its first phrase."""
-    return _about(_clean_name(re.split(r"(?<=[.!?])\s+(?=[A-Z\\(])", text, maxsplit=1)[0]))
-
-
-def _about(first: str) -> str:
-    """What one sentence is about (:func:`_from_first_sentence`)."""
+    first = _clean_name(re.split(r"(?<=[.!?])\s+(?=[A-Z\\(])", text, maxsplit=1)[0])
     we = AUTHORS_DO.match(first)
     if we and len(_phrase(first[we.end():]).split()) >= 3:  # "We uncover the hidden lattice geometry of ..."
         return _capital(_phrase(first[we.end():]))
@@ -277,8 +259,7 @@ def _about(first: str) -> str:
     for clause in clauses:
         verb = SUBJECT_ENDING_VERB.search(clause)
         subject = clause[: verb.start()] if verb else ""
-        if 2 <= len(subject.split()) <= 12 and "," not in subject and "—" not in subject \
-                and not _opens_clause(subject):  # "..., which by nature aims ...": not the sentence's subject
+        if 2 <= len(subject.split()) <= 12 and "," not in subject and "—" not in subject:
             return _capital(_phrase(subject) or subject)
     return _capital(_phrase(first)) or _cut(first) or "(untitled)"
 
