@@ -26,6 +26,13 @@ _LAZY = {
 
 __all__ = ["AssistantError", "ConfigError", "IndexStoreError", "InputError", "LLMError", *_LAZY]
 
+# The subpackage ``assistant.search`` (retrieval) shares its name with the function ``assistant.search``. Loading a
+# subpackage binds it on its parent, so the first search (which loads it) replaced the function with the module, and
+# the next ``assistant.search(...)`` raised "'module' object is not callable". Loaded now (its __init__ is a
+# docstring) and unbound, so that the name resolves to the function below and no later load rebinds it.
+import_module(".search", __name__)
+del globals()["search"]
+
 
 def __getattr__(name: str):
     if name in _LAZY:
