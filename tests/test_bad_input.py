@@ -42,7 +42,7 @@ def test_any_json_type_in_any_field_is_coerced_or_reported_never_a_crash(records
             wrong = value is not None and not isinstance(value, (str, list)) and not (
                 field in ("title", "url") and isinstance(value, (int, float)) and not isinstance(value, bool))
             if wrong or (field in ("title", "url") and isinstance(value, (list, dict))):
-                assert any(f"'{field}'" in line for line in report.skipped), (field, value, report.skipped)
+                assert any(f"'{field}'" in line for line in report.notes), (field, value, report.notes)
 
 
 def run(*args):
@@ -144,7 +144,7 @@ def test_a_csv_field_over_128_kb_is_cut_and_reported_not_the_file_rejected(tmp_p
     f.write_text(f"id,title,abstract\nb1,Big,{huge}\nb2,Small,{ABSTRACT}\n")
     papers, report = load_papers([f])
     assert [p.id for p in papers] == ["b1", "b2"]
-    assert len(papers[0].abstract) <= 20_000 and any("b1" in s and "kept the first" in s for s in report.skipped)
+    assert len(papers[0].abstract) <= 20_000 and any("b1" in s and "kept the first" in s for s in report.notes)
     import csv
 
     assert csv.field_size_limit() == 131072  # the process-wide limit is as it was

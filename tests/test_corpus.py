@@ -252,12 +252,27 @@ def test_missing_path_binary_file_and_empty_dir_are_clear_errors(tmp_path):
         load_papers([empty])
 
 
-def test_invalid_utf8_is_replaced_and_reported(tmp_path):
-    f = tmp_path / "latin.txt"
-    f.write_bytes("Header\n\nCaf\xe9 abstract about things.\n".encode("latin-1"))
+def test_a_windows_1252_file_is_read_as_such_and_said_and_strict_refuses_it(tmp_path):
+    """A file Excel or a Windows editor saved (no UTF-8 character in it) was stored as mojibake ("Sch\ufffdtzung"),
+    even with --strict, under a line saying "skipped:". It is read as Windows-1252 and said in a note; --strict
+    refuses it with how to convert it."""
+    f = tmp_path / "latin.csv"
+    f.write_bytes("id,title,abstract\nl1,\u00dcber die Sch\u00e4tzung,Wir sch\u00e4tzen \u201cGr\u00f6\u00dfen\u201d "
+                  "f\u00fcr M\u00fcllers caf\u00e9 Daten \u20ac.\n".encode("cp1252"))
     papers, report = load_papers([f])
-    assert papers[0].abstract == "Caf\ufffd abstract about things."
-    assert any("invalid UTF-8" in s for s in report.skipped)
+    assert papers[0].title == "\u00dcber die Sch\u00e4tzung"
+    assert papers[0].abstract == "Wir sch\u00e4tzen \u201cGr\u00f6\u00dfen\u201d f\u00fcr M\u00fcllers caf\u00e9 Daten \u20ac."
+    assert not report.skipped and any("read as Windows-1252" in s and "iconv" in s for s in report.notes)
+    with pytest.raises(InputError, match="not UTF-8.*iconv -f cp1252"):
+        load_papers([f], strict=True)
+
+
+def test_a_utf8_file_with_a_damaged_byte_keeps_its_utf8_and_marks_the_byte(tmp_path):
+    f = tmp_path / "damaged.txt"
+    f.write_bytes("Header\n\nCaf\u00e9 na\u00efve abstract \xff about things.\n".encode("utf-8").replace(b"\xc3\xbf", b"\xff"))
+    papers, report = load_papers([f])
+    assert papers[0].abstract == "Caf\u00e9 na\u00efve abstract \ufffd about things."
+    assert any("invalid UTF-8" in s for s in report.notes) and not report.skipped
 
 
 def test_directory_of_files_and_header_only_file(tmp_path):
@@ -284,7 +299,7 @@ def test_huge_paragraph_is_cut_and_reported(tmp_path):
     f.write_text("Header\n\n" + "word " * 1_000_000 + "\n\nA normal abstract.\n")  # a 5 MB paragraph
     papers, report = load_papers([f])
     assert len(papers) == 2 and len(papers[0].abstract) <= MAX_ABSTRACT_CHARS
-    assert any("kept the first" in s for s in report.skipped)
+    assert any("kept the first" in s for s in report.notes) and not report.skipped  # kept, cut: not skipped
 
 
 def test_100k_tiny_paragraphs_parse(tmp_path):
@@ -398,3 +413,99 @@ def test_a_deeply_nested_line_or_a_huge_number_skips_that_record_only(tmp_path):
     whole.write_text("[" + ", ".join(lines) + "]", encoding="utf-8")
     with pytest.raises(InputError, match="malformed JSON"):  # one .json document: one clear line, no traceback
         load_papers([whole])
+
+
+def test_a_text_list_without_a_header_line_keeps_its_first_abstract(tmp_path):
+    """Abstracts pasted into a .txt with no title line first: the first abstract was read as the header and lost
+    without a word ("Indexed 2 new" of 3)."""
+    f = tmp_path / "pasted.txt"
+    one = "Federated learning trains models across clients without sharing their data. " * 4
+    f.write_text(f"{one}\n\nSecond abstract on diffusion models for images, with results.\n\nThird one.\n")
+    papers, report = load_papers([f])
+    assert [p.abstract for p in papers] == [one.strip(), "Second abstract on diffusion models for images, with results.",
+                                            "Third one."]
+    assert any("first line reads as an abstract" in s for s in report.notes)
+    # wrapped: the first line runs on into the next
+    f.write_text("Federated learning trains models across clients without\nsharing their data at all.\n\nSecond.\n")
+    papers, _ = load_papers([f])
+    assert papers[0].abstract == "Federated learning trains models across clients without sharing their data at all."
+    # a title line stays a header, followed by a blank line or not
+    for text in ("My reading list\n\nFirst abstract.\n", "My reading list\nFirst abstract.\n"):
+        f.write_text(text)
+        papers, report = load_papers([f])
+        assert [p.abstract for p in papers] == ["First abstract."] and not report.notes
+
+
+def test_a_text_list_of_one_abstract_a_line_is_one_paper_a_line(tmp_path):
+    """Three abstracts on three lines with no blank line between them were stored as one paper of three papers'
+    text, citing three papers' claims under one title."""
+    f = tmp_path / "lines.txt"
+    abstracts = [f"We propose Method{i}, a method for task {i} that improves accuracy on benchmarks. " * 5
+                 for i in range(3)]
+    f.write_text("My abstracts\n" + "\n".join(a.strip() for a in abstracts) + "\n")
+    papers, report = load_papers([f])
+    assert [p.abstract for p in papers] == [a.strip() for a in abstracts]
+    assert [p.id for p in papers] == ["lines#1", "lines#2", "lines#3"]
+    assert any("3 abstracts, one a line" in s for s in report.notes)
+    # wrapped lines of one abstract stay one abstract
+    f.write_text("My abstracts\n" + "\n".join(["word " * 15] * 6) + "\n")
+    assert len(load_papers([f])[0]) == 1
+
+
+def test_html_tags_and_entities_in_exports_are_read_as_text(tmp_path):
+    """Crossref (<jats:p>) and PubMed (<i>, &amp;) exports were stored with their markup: titles and snippets
+    showed "&lt;attention&gt;", the terminal's Markdown swallowed a "<p>" line, "amp" and "jats" were terms."""
+    f = tmp_path / "html.jsonl"
+    f.write_text(json.dumps({"id": "h1", "title": "GraphMixer: subgraph &lt;attention&gt; &amp; more",
+                             "abstract": "<p>We propose <b>GraphMixer</b> &amp; use &lt;attention&gt; over &quot;subgraphs"
+                                         "&quot;.</p><p>It gains 3&#8211;5%.</p>"}) + "\n"
+                 + json.dumps({"id": "h2", "abstract": "<jats:p>We propose ProtGNN; the <think> token stays.</jats:p>"})
+                 + "\n")
+    papers, _ = load_papers([f])
+    assert papers[0].title == "GraphMixer: subgraph <attention> & more"
+    assert papers[0].abstract == 'We propose GraphMixer & use <attention> over "subgraphs". It gains 3\u20135%.'
+    assert papers[1].abstract == "We propose ProtGNN; the <think> token stays."
+
+
+def test_json_lines_saved_as_json_are_read(tmp_path):
+    f = tmp_path / "arxiv.json"
+    f.write_text('{"id": "a", "abstract": "First."}\n{"id": "b", "abstract": "Second."}\n')
+    papers, report = load_papers([f])
+    assert [p.id for p in papers] == ["a", "b"] and any("JSON Lines" in s for s in report.notes)
+
+
+def test_zotero_columns_keys_in_other_case_and_author_strings(tmp_path):
+    """Zotero's "Abstract Note" and "Author" columns were refused or ignored; "Smith, John and Doe, Jane" became
+    four authors, in BibTeX too; JSONL "Abstract" was "no 'abstract'"; authors as objects were dropped."""
+    f = tmp_path / "zotero.csv"
+    f.write_text('"Key","Publication Year","Author","Title","Abstract Note"\n'
+                 '"K1","2024","Smith, John; Doe, Jane","A title","An abstract about graphs."\n')
+    papers, _ = load_papers([f])
+    assert papers[0].abstract == "An abstract about graphs." and papers[0].authors == ("Smith, John", "Doe, Jane")
+    g = tmp_path / "case.jsonl"
+    g.write_text(json.dumps({"ID": "c1", "Title": "T", "Abstract": "Text one.", "authors": "Smith, John and Doe, Jane"})
+                 + "\n" + json.dumps({"id": "c2", "abstract": "Text two.",
+                                      "authors": [{"name": "Ada Lovelace"}, {"given": "Grace", "family": "Hopper"}]})
+                 + "\n")
+    papers, report = load_papers([g])
+    assert [(p.id, p.title, p.abstract) for p in papers] == [("c1", "T", "Text one."), ("c2", papers[1].title, "Text two.")]
+    assert papers[0].authors == ("Smith, John", "Doe, Jane")
+    assert papers[1].authors == ("Ada Lovelace", "Grace Hopper") and not report.notes
+
+
+def test_a_bad_file_met_in_a_folder_is_skipped_not_the_folder(tmp_path):
+    """An empty CSV or a .txt with NUL bytes in a folder refused the whole folder (exit 3); named on the command
+    line, or with --strict, it still is."""
+    d = tmp_path / "exports"
+    d.mkdir()
+    (d / "good.jsonl").write_text('{"id": "g1", "abstract": "A good abstract."}\n')
+    (d / "scratch.csv").write_text("")
+    (d / "log.txt").write_bytes(b"abc\x00\x00def")
+    papers, report = load_papers([d])
+    assert [p.id for p in papers] == ["g1"]
+    assert any("scratch.csv is empty" in s and s.endswith("skipped") for s in report.skipped)
+    assert any("log.txt" in s and "binary" in s for s in report.skipped)
+    with pytest.raises(InputError, match="is empty"):
+        load_papers([d / "scratch.csv"])
+    with pytest.raises(InputError):
+        load_papers([d], strict=True)

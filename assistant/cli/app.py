@@ -171,7 +171,7 @@ def ingest(
     if as_json:
         print_json({**report.as_dict(), "removed_ids": report.removed,
                     "duplicates": [{"dropped": a, "kept": b} for a, b in parsed.duplicates + report.duplicates],
-                     "skipped": parsed.skipped, "index_dir": str(settings.index.dir)})
+                     "skipped": parsed.skipped, "notes": parsed.notes, "index_dir": str(settings.index.dir)})
         return
     for line in report.recovered:
         err.print(f"[yellow]note:[/] {escape(line)}")
@@ -183,6 +183,8 @@ def ingest(
                   f"in the files read ({escape(shown_ids)})")
     for line in parsed.skipped:
         err.print(f"[yellow]skipped:[/] {escape(line)}")
+    for line in parsed.notes:
+        err.print(f"[yellow]note:[/] {escape(line)}")
     if report.kept_unread:
         n = len(report.kept_unread)
         err.print(f"[yellow]kept:[/] {n} stored paper{'' if n == 1 else 's'} this read did not find "

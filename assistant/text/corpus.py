@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from assistant.errors import InputError
+from assistant.text.markup import without_markup
 from assistant.text.paper import Paper
 from assistant.text.titles import derive_title, normalise_space
 
@@ -46,7 +47,10 @@ class ParseReport:
     """What parsing skipped or merged, so the CLI can tell the user."""
 
     duplicates: list[tuple[str, str]] = field(default_factory=list)  # (dropped id, kept id)
-    skipped: list[str] = field(default_factory=list)  # "file:line: reason"
+    skipped: list[str] = field(default_factory=list)  # "file:line: reason": records not read
+    #: what was read, but not as written: a field of the wrong type ignored, an abstract cut, bytes that were not
+    #: UTF-8, a file read another way than its name says ("file:line: what was done")
+    notes: list[str] = field(default_factory=list)
     files: int = 0
     #: the files (``origin_of``) a record of which was skipped: the papers the index holds from them are not
     #: removed by this read for being missing from it
@@ -66,7 +70,7 @@ def bundled_corpus() -> Path:
 # --- readers --------------------------------------------------------------------------------
 
 
-def _read_text(path: Path, report: ParseReport) -> str:
+def _read_text(path: Path, report: ParseReport, strict: bool = False) -> str:
     try:
         data = path.read_bytes()
     except PermissionError:
@@ -93,8 +97,26 @@ def _read_text(path: Path, report: ParseReport) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        report.skipped.append(f"{path}: invalid UTF-8 at byte {exc.start}; undecodable bytes replaced with U+FFFD")
-        return data.decode("utf-8", errors="replace")
+        return _not_utf8(path, data, exc.start, report, strict)
+
+
+#: A character UTF-8 writes in several bytes: a file holding one is UTF-8 (a bad byte in it is damage, not another
+#: encoding).
+_UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+
+
+def _not_utf8(path: Path, data: bytes, at: int, report: ParseReport, strict: bool) -> str:
+    """A file that is not UTF-8: read as Windows-1252 (what Excel and Windows editors save, Latin-1 within it)
+    when no character in it is UTF-8's, else as UTF-8 with the bad bytes replaced (U+FFFD). Said as a note; with
+    ``strict``, an InputError that says how to convert it."""
+    fix = f"convert it to UTF-8 (e.g. iconv -f cp1252 -t utf-8 {path.name} > fixed{path.suffix})"
+    if strict:
+        raise InputError(f"{path} is not UTF-8 (byte {at}); {fix}, or drop --strict to read it anyway")
+    if not _UTF8_MULTIBYTE.search(data):
+        report.notes.append(f"{path}: not UTF-8; read as Windows-1252 (Latin-1): if its accents look wrong, {fix}")
+        return data.decode("cp1252", errors="replace")
+    report.notes.append(f"{path}: invalid UTF-8 at byte {at}; the bytes that are not UTF-8 are shown as U+FFFD")
+    return data.decode("utf-8", errors="replace")
 
 
 _HTML_PAGE = re.compile(r"<\s*(?:!doctype\s+html|html)\b", re.I)
@@ -121,38 +143,69 @@ def positional_id(path: Path, n: int) -> str:
     return f"{path.stem}#{n}"
 
 
-def parse_text_list(path: Path, text: str) -> list[Paper]:
-    """A header line, then one abstract per blank-line-separated paragraph."""
+#: A text list's first line is its header (a title, "ICLR 2026 Papers") when it is at most this long.
+HEADER_MAX = 200
+#: A line this long is a paragraph written on one line, not a wrapped line of one: a paragraph of several such
+#: lines is several abstracts, one a line.
+UNWRAPPED_LINE = 300
+
+
+def parse_text_list(path: Path, text: str, report: ParseReport | None = None) -> list[Paper]:
+    """A header line, then one abstract per blank-line-separated paragraph. A first line that reads as an
+    abstract's (longer than a header, or running on into the next line) is one, and a paragraph whose lines are
+    each a whole paragraph long is one abstract a line: both said in ``report``'s notes."""
+    report = report if report is not None else ParseReport()
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n", 1)
-    body = lines[1] if len(lines) > 1 else ""
-    header = normalise_space(lines[0])[:200]
+    first, _, body = text.partition("\n")
+    header = normalise_space(first)[:HEADER_MAX]
+    if not _is_header(first, body):
+        header, body = "", text
+        report.notes.append(f"{path}: its first line reads as an abstract, not as the list's header line: read as "
+                            "the first abstract (put a title line first, e.g. \"My reading list\", to silence this)")
     papers = []
-    position = 0
-    for para in _PARA_SPLIT.split(body):
-        abstract = normalise_space(para)
-        if not abstract:
-            continue
-        position += 1
-        papers.append(replace(_make_paper(positional_id(path, position), None, abstract, str(path.name), position,
-                                          {"collection": header} if header else {}), numbered=True))
+    for number, para in enumerate(_PARA_SPLIT.split(body), 1):
+        lines = [line for line in para.split("\n") if line.strip()]
+        if len(lines) > 1 and all(len(line.strip()) >= UNWRAPPED_LINE for line in lines):
+            report.notes.append(f"{path}: paragraph {number} holds {len(lines)} paragraph-long lines: read as "
+                                f"{len(lines)} abstracts, one a line (separate abstracts by a blank line)")
+        else:
+            lines = [para]
+        for line in lines:
+            abstract = normalise_space(line)
+            if not abstract:
+                continue
+            position = len(papers) + 1
+            papers.append(replace(_make_paper(positional_id(path, position), None, abstract, str(path.name),
+                                              position, {"collection": header} if header else {}), numbered=True))
     return papers
 
 
+def _is_header(first: str, body: str) -> bool:
+    """Whether a text list's first line is its header, not its first abstract's first line."""
+    line = first.strip()
+    if not line:
+        return True
+    if len(line) > HEADER_MAX:
+        return False
+    after = body.split("\n", 1)[0]
+    # a wrapped sentence goes on: "... privacy-preserving machine" / "learning framework ..."
+    return not (after.strip() and re.search(r"[a-z,;:\-–]$", line) and re.match(r"\s*[a-z(]", after))
+
+
 def _make_paper(pid: str, title: str | None, abstract: str, source: str, position: int, record: dict) -> Paper:
-    title = normalise_space(title) if title else ""
+    abstract = normalise_space(without_markup(abstract))
+    title = normalise_space(without_markup(title)) if title else ""
     derived = not title
     if derived:
         title = derive_title(abstract)
     urls = tuple(dict.fromkeys(u.rstrip(".,;") for u in _URL_RE.findall(abstract)))
     authors = record.get("authors") or ()
     if isinstance(authors, str):
-        authors = [a.strip() for a in re.split(r";|\band\b|,(?=\s*[A-Z][^,]*(?:,|$))", authors) if a.strip()]
+        authors = split_authors(authors)
     keywords = record.get("keywords") or ()
     if isinstance(keywords, str):
         keywords = [k.strip() for k in re.split(r"[;,]", keywords) if k.strip()]
-    known = {"id", "_id", "title", "abstract", "text", "summary", "authors", "url", "date", "keywords"}
-    extra = {k: v for k, v in record.items() if k not in known and v not in (None, "")}
+    extra = {k: v for k, v in record.items() if k not in KNOWN_FIELDS and v not in (None, "")}
     return Paper(
         id=pid,
         title=title,
@@ -167,6 +220,48 @@ def _make_paper(pid: str, title: str | None, abstract: str, source: str, positio
         title_derived=derived,
         extra=extra,
     )
+
+
+def split_authors(text: str) -> list[str]:
+    """An author string's names: "A; B", "A, B, and C", "A and B"; "Smith, John and Doe, Jane" (each name written
+    surname first, one word before its comma) keeps each whole, as does a lone "Hopper, Grace"."""
+    if ";" in text:
+        parts = text.split(";")
+    else:
+        parts = re.split(r",?\s+and\s+", text)
+        surname_first = all(p.count(",") == 1 and " " not in p.split(",")[0].strip() for p in parts)
+        if not surname_first:
+            parts = [name for part in parts for name in part.split(",")]
+    return [" ".join(p.split()) for p in parts if p.strip()]
+
+
+#: Other names exports give the known fields (Zotero's "Abstract Note" and "Author"); JSONL keys are read
+#: whatever their case, as CSV headers are.
+FIELD_ALIASES = {"abstract note": "abstract", "author": "authors", "authors names": "authors"}
+KNOWN_FIELDS = ("id", "_id", "title", "abstract", "text", "summary", "authors", "url", "date", "keywords")
+
+
+def _known_names(rec: dict) -> dict:
+    """``rec`` with each known field under its own name: a key in other case ("Abstract") or an alias ("Abstract
+    Note") is read as the field it names, unless the record has that field too."""
+    out = dict(rec)
+    for key, value in rec.items():
+        name = FIELD_ALIASES.get(key.strip().lower(), key.strip().lower()) if isinstance(key, str) else key
+        if name in KNOWN_FIELDS and name not in out:
+            out[name] = value
+            out.pop(key, None)
+    return out
+
+
+def _name_of(value) -> str | None:
+    """An author given as an object: {"name": ...} or {"given": ..., "family": ...} (CSL JSON, Crossref)."""
+    if isinstance(value, dict):
+        if isinstance(value.get("name"), str):
+            return value["name"]
+        given, family = value.get("given"), value.get("family")
+        if isinstance(family, str):
+            return f"{given} {family}" if isinstance(given, str) else family
+    return None
 
 
 def _json_kind(value) -> str:
@@ -211,6 +306,8 @@ def _coerce_record(rec: dict, where: str, notes: list[str]) -> dict:
         if value is None or isinstance(value, str):
             continue
         if isinstance(value, list):
+            if name == "authors":
+                value = [_name_of(v) or v for v in value]
             kept = [str(v) for v in value if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
             if len(kept) < len(value):
                 notes.append(f"{where}: '{name}' holds {len(value) - len(kept)} item(s) that are not text; ignored")
@@ -226,10 +323,10 @@ def _record_to_paper(rec: dict, path: Path, where: str, position: int, record_no
     number in the file, as text lists number their abstracts (title/abstract-only exports are common).
     Fields of the wrong JSON type are coerced or dropped and reported (with ``strict``: an InputError)."""
     notes: list[str] = []
-    rec = _coerce_record(_no_surrogates(rec), where, notes)
+    rec = _coerce_record(_known_names(_no_surrogates(rec)), where, notes)
     if notes and strict:
         raise InputError(notes[0] + "; fix the record or drop --strict to skip bad fields")
-    report.skipped += notes
+    report.notes += notes
     pid = rec.get("id", rec.get("_id"))
     numbered = pid is None or str(pid).strip() == ""
     if numbered:
@@ -298,7 +395,7 @@ def _delimiter(path: Path, text: str) -> str:
     first = text.lstrip("\ufeff").split("\n", 1)[0]
     for delimiter in (default, ";", "\t", ",", "|"):
         fields = next(csv.reader([first], delimiter=delimiter), [])
-        if any(f.strip().lower() in ABSTRACT_FIELDS for f in fields):
+        if any(FIELD_ALIASES.get(f.strip().lower(), f.strip().lower()) in ABSTRACT_FIELDS for f in fields):
             return delimiter
     return default
 
@@ -321,8 +418,12 @@ def _parse_csv(path: Path, text: str, report: ParseReport, strict: bool) -> list
         header = [h.strip().lower() for h in (reader.fieldnames or [])]
     except csv.Error as exc:
         raise InputError(f"{path}: not valid CSV ({exc})") from None
-    if not any(f in header for f in ABSTRACT_FIELDS):
-        raise InputError(f"{path}: CSV has no 'abstract' column (found: {', '.join(header) or 'nothing'})")
+    if not header:
+        raise InputError(f"{path} is empty: a CSV file needs a header row naming an 'abstract' column, then a row "
+                         "per paper")
+    if not any(FIELD_ALIASES.get(f, f) in ABSTRACT_FIELDS for f in header):
+        raise InputError(f"{path}: CSV has no 'abstract' column (found: {', '.join(header)}); name the column of "
+                         "abstracts 'abstract'")
     papers = []
     try:
         for record_no, row in enumerate(reader, 1):
@@ -355,13 +456,17 @@ def parse_file(path: Path, report: ParseReport | None = None, strict: bool = Fal
 
 def _parse_file(path: Path, report: ParseReport | None = None, strict: bool = False) -> list[Paper]:
     report = report if report is not None else ParseReport()
-    text = _read_text(path, report)
+    text = _read_text(path, report, strict)
     suffix = path.suffix.lower()
     report.files += 1
     if suffix in JSONL_SUFFIXES:
         return parse_jsonl(path, text, report, strict)
     if suffix == ".json":
         data, error = _json_value(text)
+        if error is not None and error.startswith("Extra data") and _json_value(text.lstrip().split("\n", 1)[0])[1] is None:
+            # one JSON object per line saved as .json (the Kaggle arXiv snapshot, many dataset dumps)
+            report.notes.append(f"{path}: holds one JSON record per line (JSON Lines); read as .jsonl")
+            return parse_jsonl(path, text, report, strict)
         if error is not None:
             raise InputError(f"{path}: malformed JSON ({error})") from None
         records = data if isinstance(data, list) else [data]
@@ -378,7 +483,7 @@ def _parse_file(path: Path, report: ParseReport | None = None, strict: bool = Fa
     if kind:
         raise InputError(f"{path} looks like {kind}, not abstracts: its markup would be indexed as papers; "
                          f"{FORMATS_HINT}")
-    return parse_text_list(path, text)
+    return parse_text_list(path, text, report)
 
 
 def iter_files(paths: Iterable[Path], report: ParseReport | None = None) -> Iterator[Path]:
@@ -418,15 +523,25 @@ def load_papers(paths: Iterable[Path] | None = None, strict: bool = False) -> tu
     paths = list(paths) if paths else [bundled_corpus()]
     parsed: list[tuple[Path, Paper]] = []
     seen_text: dict[str, str] = {}
+    named_files = {Path(p) for p in paths if not Path(p).is_dir()}
     for path in iter_files(paths, report):
-        for paper in parse_file(path, report, strict):
+        try:
+            found = parse_file(path, report, strict)
+        except InputError as exc:
+            if strict or path in named_files:
+                raise
+            # a file met in a folder (an empty CSV, a log with NUL bytes): the folder's other files are read, and
+            # what the index holds from this one is kept
+            report.skip_record(path, f"{exc}; skipped")
+            continue
+        for paper in found:
             key = abstract_key(paper.abstract)
             if key in seen_text:
                 report.duplicates.append((paper.id, seen_text[key]))
                 continue
             if len(paper.abstract) > MAX_ABSTRACT_CHARS:
-                report.skipped.append(f"{path}: {paper.id} is {len(paper.abstract):,} characters; "
-                                      f"kept the first {MAX_ABSTRACT_CHARS:,}")
+                report.notes.append(f"{path}: {paper.id} is {len(paper.abstract):,} characters; "
+                                    f"kept the first {MAX_ABSTRACT_CHARS:,}")
                 cut = paper.abstract[:MAX_ABSTRACT_CHARS].rsplit(" ", 1)[0]
                 paper = replace(paper, abstract=cut)
             seen_text[key] = paper.id
