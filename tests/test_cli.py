@@ -450,6 +450,33 @@ def test_chat_commands_read_their_arguments_and_refuse_what_they_do_not_take(bun
     assert flat.rsplit("Usage: /clear", 1)[1].count("001_920fbba894271a85#8") >= 1  # /sources: still there
 
 
+def test_chat_clear_starts_afresh_and_keeps_the_conversation_so_far(bundled_index_dir):
+    """/clear deleted the saved turns (no --continue or --id could bring them back) and said only "Conversation
+    cleared."; the next question was saved under the same id."""
+    from assistant.chat.history import ChatStore
+    from assistant.config import Settings
+
+    res = run("chat", "--index-dir", str(bundled_index_dir), input="What is Qronos?\n/clear\nWhat is SPIRAL?\n")
+    assert res.exit_code == 0, res.output
+    store = ChatStore(Settings.from_env(index_dir=bundled_index_dir).index.dir)
+    mine = {r["id"]: r for r in store.list()[:2]}
+    assert sorted(r["title"] for r in mine.values()) == ["What is Qronos?", "What is SPIRAL?"]
+    old = next(cid for cid, r in mine.items() if r["title"] == "What is Qronos?")
+    assert f"the one before is saved (assistant chat --id {old})" in " ".join(res.stdout.split())
+    assert [a.question for a in store.load(old)] == ["What is Qronos?"]
+
+
+def test_a_piped_chat_says_a_bad_line_and_asks_the_lines_after_it(bundled_index_dir, tmp_path):
+    """A wordless line ended a piped chat (exit 3): the questions and the /save after it were lost. It is said,
+    the rest is asked and saved, and the chat still ends with exit code 3. A bare "exit" leaves."""
+    script = f"What is Qronos?\n!!!\nWhat is SPIRAL?\n/save {tmp_path / 'c.json'}\nexit\nWhat is ASIDE?\n"
+    res = run("chat", "--index-dir", str(bundled_index_dir), input=script)
+    assert res.exit_code == 3 and res.stderr.count("no words to look for") == 1
+    assert "> What is SPIRAL?" in res.stdout and "> What is ASIDE?" not in res.stdout
+    assert [t["question"] for t in json.loads((tmp_path / "c.json").read_text())["turns"]] == [
+        "What is Qronos?", "What is SPIRAL?"]
+
+
 def test_chat_follow_up_naming_a_source_is_answered_from_it(bundled_index_dir):
     script = "Which papers study federated learning?\nhow does the second one handle privacy?\nwhat about paper 9?\n"
     res = run("chat", "--index-dir", str(bundled_index_dir), input=script)

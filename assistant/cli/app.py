@@ -569,7 +569,9 @@ def chat(
     if list_chats:
         repl.list_chats(settings)
         return
-    repl.run(settings, resume, chat_id, progress=first_run_progress(), on_rerank=rerank_progress())
+    code = repl.run(settings, resume, chat_id, progress=first_run_progress(), on_rerank=rerank_progress())
+    if code:
+        raise typer.Exit(code)
 
 
 def main() -> None:

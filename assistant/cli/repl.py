@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from assistant.cli.render import err, escape, out, render_answer, render_sources, save, shown, streamer
-from assistant.errors import AssistantError, LLMError
+from assistant.errors import AssistantError, InputError, LLMError
 
 
 CHAT_HELP = """Follow-ups can name the last answer's sources: "how does the second one do it?", "compare [1] and [3]".
@@ -16,9 +16,12 @@ Commands:
   /show N    the full abstract of source N of the last answer (or /show NAME: a paper by id or name)
   /save FILE save the conversation (.md transcript, .bib citations, .json evidence); --force overwrites
   /filter X  only search papers from source file X (source:NAME) or containing keyword X; /filter off
-  /clear     forget the conversation
+  /clear     start afresh (the conversation so far stays saved: chat --list)
   /help      this help
-  /exit      leave (Ctrl-D works too)"""
+  /exit      leave (also /quit, exit, quit, Ctrl-D)"""
+
+#: A line that is only one of these leaves the chat, as /exit does: nobody asks the corpus about "exit".
+LEAVE_WORDS = {"exit", "quit", "bye", ":q", "exit()", "quit()"}
 
 
 def list_chats(settings) -> None:
@@ -33,8 +36,9 @@ def list_chats(settings) -> None:
         out.print("[dim]No saved conversations.[/]")
 
 
-def run(settings, resume: bool = False, chat_id: str | None = None, progress=None, on_rerank=None) -> None:
-    """A chat session: a new conversation, or a saved one resumed; every answered turn is saved."""
+def run(settings, resume: bool = False, chat_id: str | None = None, progress=None, on_rerank=None) -> int:
+    """A chat session: a new conversation, or a saved one resumed; every answered turn is saved. Returns the exit
+    code: 3 when a piped line could not be asked (each such line is said, and the lines after it are asked)."""
     from assistant.service.api import chat_store, conversation
 
     conv = conversation(settings, progress=progress, on_rerank=on_rerank)  # the index first: it may be built
@@ -56,32 +60,39 @@ def run(settings, resume: bool = False, chat_id: str | None = None, progress=Non
                   "/help for commands.")
         for t in conv.turns[-2:]:
             out.print(f"[dim]> {escape(t.question, one_line=True)}[/]")
+    state = {"cid": cid, "code": 0}  # /clear moves on to a new conversation id
     try:
-        _session(conv, store, cid, settings, interactive)
+        _session(conv, store, state, settings, interactive)
     finally:
-        store.drop_if_empty(cid)
+        store.drop_if_empty(state["cid"])
+    return state["code"]
 
 
-def _session(conv, store, cid: str, settings, interactive: bool) -> None:
-    """The chat's lines, read until /exit or the end of input; every answered turn is saved."""
-    for line in _read_lines(interactive):
-        line = line.strip()
-        if not line:
-            continue
-        if line.startswith("/"):
-            if not _command(line, conv, store, cid, settings):
-                break
-            continue
-        if not interactive:
-            out.print(f"[bold]> {escape(line)}[/]")
-        answer = _turn(conv, line, settings, interactive)
-        if answer is not None:
-            store.add_turn(cid, answer)
-            out.print()
+def _session(conv, store, state: dict, settings, interactive: bool) -> None:
+    """The chat's lines, read until /exit or the end of input; every answered turn is saved. Lines pasted together
+    are asked one by one, as piped lines are."""
+    for pasted in _read_lines(interactive):
+        for line in pasted.splitlines() or [""]:
+            line = line.strip()
+            if not line:
+                continue
+            if line.lower() in LEAVE_WORDS:
+                return
+            if line.startswith("/"):
+                if not _command(line, conv, store, state, settings):
+                    return
+                continue
+            if not interactive or "\n" in pasted.strip():
+                out.print(f"[bold]> {escape(line)}[/]")
+            answer = _turn(conv, line, settings, interactive, state)
+            if answer is not None:
+                store.add_turn(state["cid"], answer)
+                out.print()
 
 
-def _turn(conv, line: str, settings, interactive: bool):
-    """One question asked and rendered; None when it failed in an interactive session (which goes on)."""
+def _turn(conv, line: str, settings, interactive: bool, state: dict):
+    """One question asked and rendered; None when it failed and the session goes on (always, interactive; piped,
+    when the line itself could not be asked: the chat then ends with exit code 3)."""
     from assistant.service.api import require_words
 
     stream = streamer() if settings.llm_enabled else None
@@ -97,10 +108,19 @@ def _turn(conv, line: str, settings, interactive: bool):
     except AssistantError as exc:
         if stream:
             stream.close()
-        if not interactive:  # a script's failed turn ends it (reported once, by handle_errors)
+        if not interactive and not isinstance(exc, InputError):  # a script's broken index ends it (said once)
             raise
-        # one failed turn (say, the LLM is down) must not end an interactive session
+        # one failed turn (a wordless line, the LLM down) must not end the session, nor lose the lines after it
         err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
+        state["code"] = state["code"] or exc.exit_code
+        return None
+    except Exception as exc:  # a bug met by one turn: said in one line, and the chat goes on (when interactive)
+        if stream:
+            stream.close()
+        if not interactive or os.environ.get("ASSISTANT_DEBUG"):
+            raise
+        err.print(f"[bold red]Error:[/] this turn failed ({escape(type(exc).__name__)}: "
+                  f"{escape(str(exc), one_line=True)}); ASSISTANT_DEBUG=1 shows where")
         return None
     except KeyboardInterrupt:  # Ctrl-C stops this answer, not the chat: what was streamed stays, marked as cut
         if stream:
@@ -118,8 +138,9 @@ def _turn(conv, line: str, settings, interactive: bool):
     return answer
 
 
-def _command(line: str, conv, store, cid: str, settings) -> bool:
+def _command(line: str, conv, store, state: dict, settings) -> bool:
     """Run one slash command; False when it ends the session."""
+    cid = state["cid"]
     cmd, _, arg = line.partition(" ")
     cmd, arg = cmd.lower(), arg.strip()
     if arg and cmd in {"/exit", "/quit", "/help", "/clear", "/sources"}:  # "/clear filter" must not wipe the chat
@@ -129,11 +150,15 @@ def _command(line: str, conv, store, cid: str, settings) -> bool:
         return False
     if cmd == "/help":
         out.print(CHAT_HELP)
-    elif cmd == "/clear":
+    elif cmd == "/clear":  # a new conversation: the one so far stays saved (it was deleted, with no word)
         conv.clear()
-        store.clear(cid)
-        store.set_filter(cid, store.filter(cid)[0], 0)  # the filter stays; no earlier question does
-        out.print("[dim]Conversation cleared.[/]")
+        spec = store.filter(cid)[0]
+        kept = bool(store.load(cid))
+        store.drop_if_empty(cid)
+        state["cid"] = store.new()
+        store.set_filter(state["cid"], spec, 0)  # the filter stays; no earlier question does
+        out.print("[dim]Cleared: a new conversation" + (f"; the one before is saved (assistant chat --id {cid})"
+                                                        if kept else "") + ".[/]")
     elif cmd == "/save":
         _save_command(arg, conv, settings)
     elif cmd == "/show":
