@@ -186,8 +186,18 @@ def test_which_of_what_papers_do_not_do_is_refused_not_answered_with_those_that_
     framing); `which` finds papers by what they say they do. A criterion with "without" is a positive one."""
     res = run("which", "papers that do not use neural networks", "--index-dir", str(mini_index))
     said = " ".join(res.stderr.split())
-    assert res.exit_code == 3 and "cannot list those that do not" in said and "Traceback" not in res.output
+    assert res.exit_code == 3 and "cannot leave out those that do something" in said and "Traceback" not in res.output
     assert run("which", "reason without code", "--index-dir", str(mini_index)).exit_code == 0
+
+
+@pytest.mark.parametrize("criterion", ["reinforcement learning papers other than offline RL",
+                                       "papers about LLMs except those on safety", "vision papers apart from diffusion",
+                                       "LLM papers excluding agents", "papers not about diffusion models"])
+def test_which_refuses_a_criterion_that_leaves_papers_out(mini_index, criterion):
+    """"other than offline RL" listed the offline-RL papers first, "except those on safety" nine safety papers:
+    what to leave out was read as what to find."""
+    res = run("which", criterion, "--index-dir", str(mini_index))
+    assert res.exit_code == 3 and "cannot leave out" in " ".join(res.stderr.split())
 
 
 def test_a_question_with_nothing_to_look_for_is_one_line_and_nonzero(mini_index, tmp_path, monkeypatch):

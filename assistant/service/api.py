@@ -77,9 +77,9 @@ def require_positive(criterion: str) -> str:
     if NEGATED_CRITERION.search(criterion):
         from assistant.errors import InputError
 
-        raise InputError(f"`which` finds papers by what they say they do, so it cannot list those that do not "
-                         f"({criterion!r}); ask for what they do (without the \"not\") and read the papers it leaves "
-                         "out")
+        raise InputError(f"`which` finds papers by what they say they do, so it cannot leave out those that do "
+                         f"something ({criterion!r}); ask for what they do (without the \"not\" or \"except\" part) "
+                         "and read the papers it leaves out")
     return criterion
 
 

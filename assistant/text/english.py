@@ -87,7 +87,10 @@ ADVISABLE = ("ingest", "doctor", "remove", "chat", "papers", "show", "ask")
 #: A criterion asking for what papers do not do ("papers that do not use neural networks"): `which` finds papers by
 #: what they say they do, and would list those that do.
 NEGATED_CRITERION = re.compile(r"\b(?:do|does|did|are|is|can)\s+not\b|\b(?:don't|doesn't|didn't|aren't|isn't|"
-                               r"can't|cannot|never)\b", re.I)
+                               r"can't|cannot|never)\b|"
+                               # what to leave out: "RL papers other than offline RL", "LLM papers except safety"
+                               r"\b(?:other\s+than|except|excluding|apart\s+from|aside\s+from)\b|"
+                               r"\bnot\s+(?:about|on|using|based\s+on|related\s+to|involving|concerning)\b", re.I)
 
 #: Words a question is built of, mended too though no abstract need have them ("Which paeprs ...", "waht is
 #: ...?"): the area rules and the quoted sentences read them.
