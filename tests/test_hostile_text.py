@@ -313,3 +313,21 @@ def test_a_streamed_answer_in_a_terminal_is_inert_and_shows_link_targets(evil_in
     shown = screen.getvalue()
     assert "\x1b[2J" not in shown and "\x1b]8;;http://evil" not in shown and "␛[2J" in shown
     assert "http://evil.example/a" in shown and "\x1b[1m" in shown  # the target visible; bold is still bold
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_an_output_that_cannot_write_every_character_gets_no_traceback(bundled_index_dir, encoding):
+    """PYTHONIOENCODING=ascii: `show --json` of Nüwa and `papers` died half-way with a rich traceback box."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONIOENCODING": encoding, "ORT_DISABLE_TELEMETRY": "1"}
+    base = [sys.executable, "-m", "assistant", "--index-dir", str(bundled_index_dir)]
+    shown = subprocess.run(base + ["show", "002_20c6bded0bdf1017#7", "--json"], capture_output=True, env=env,
+                           timeout=300)
+    assert shown.returncode == 0, shown.stderr[-1500:]
+    assert json.loads(shown.stdout)["title"].startswith("N\u00fcwa")
+    listed = subprocess.run(base + ["papers"], capture_output=True, env=env, timeout=300)
+    assert listed.returncode == 0 and b"Traceback" not in listed.stderr and listed.stdout.count(b"\n") >= 95

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -575,7 +576,24 @@ def chat(
 
 
 def main() -> None:
+    _encodable_output()
     app()
+
+
+def _encodable_output() -> None:
+    """Output to a stream whose encoding cannot write every character (PYTHONIOENCODING=ascii, a latin-1 locale)
+    shows what it cannot write as "?" (a title's "ü"), instead of a traceback half-way through a listing; JSON is
+    written with \\u escapes there (render.print_json), which every encoding can write."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or ""
+        try:
+            utf = codecs.lookup(encoding).name.startswith("utf")
+        except LookupError:
+            utf = False
+        if not utf and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
 
 
 if __name__ == "__main__":

@@ -140,7 +140,15 @@ def print_json(data, indent: int | None = 2) -> None:
     """JSON on stdout: strings verbatim, with controls, bidi and zero-width characters as \\u escapes."""
     from assistant.service.api import json_for_terminal
 
-    sys.stdout.write(json_for_terminal(data, indent=indent) + "\n")
+    text = json_for_terminal(data, indent=indent)
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):  # an ASCII or Latin-1 stdout: the same JSON, non-ASCII as \u escapes
+        import json
+
+        text = json.dumps(json.loads(text), indent=indent, ensure_ascii=True)
+    sys.stdout.write(text + "\n")
 
 
 def print_read_as(mended: str | None, console: Console | None = None) -> None:
