@@ -112,3 +112,24 @@ def test_ctrl_c_during_a_streamed_answer_stops_that_answer_and_the_chat_goes_on(
         finally:
             child.close()
         assert child.exitstatus == 0
+
+
+def test_a_history_file_that_cannot_be_written_turns_history_off_in_one_line(mini_index, tmp_path):
+    """ASSISTANT_HISTORY_FILE naming a folder: prompt_toolkit printed a traceback and ate the question typed."""
+    folder = tmp_path / "a folder"
+    folder.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TERM": "xterm", "ASSISTANT_HISTORY_FILE": str(folder),
+           "ORT_DISABLE_TELEMETRY": "1", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    child = pexpect.spawn(sys.executable, ["-m", "assistant", "chat", "--index-dir", str(mini_index)], env=env,
+                          encoding="utf-8", timeout=90, dimensions=(40, 100))
+    try:
+        child.expect("Input history is off for this chat")
+        child.expect("assistant>")
+        child.sendline("What does Mixture-of-Thought reason with?")
+        child.expect("mini#2")
+        child.expect("assistant>")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0 and "Traceback" not in (child.before or "")

@@ -238,10 +238,8 @@ def _read_lines(interactive: bool):
         return
     try:
         from prompt_toolkit import PromptSession
-        from prompt_toolkit.history import FileHistory
 
-        hist = Path(os.environ.get("ASSISTANT_HISTORY_FILE", Path.home() / ".assistant_history"))
-        session = PromptSession(history=FileHistory(str(hist)))
+        session = PromptSession(history=_history())
         prompt = session.prompt
     except Exception:  # no usable terminal for prompt_toolkit: plain input() with readline
         prompt = input
@@ -254,3 +252,19 @@ def _read_lines(interactive: bool):
             out.print()
             return
 
+
+
+def _history():
+    """The prompt's input history: ASSISTANT_HISTORY_FILE (~/.assistant_history), or kept in memory for this chat
+    with one line saying why, when that names a folder or a place no file can be written (prompt_toolkit printed a
+    traceback at each line, and ate the question typed)."""
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+    hist = Path(os.environ.get("ASSISTANT_HISTORY_FILE") or Path.home() / ".assistant_history").expanduser()
+    problem = ("is a folder" if hist.is_dir() else "is in a folder that does not exist" if not hist.parent.is_dir()
+               else "cannot be written" if not os.access(hist if hist.exists() else hist.parent, os.W_OK) else "")
+    if problem:
+        err.print(f"[yellow]Input history is off for this chat: ASSISTANT_HISTORY_FILE {escape(str(hist))} {problem}; "
+                  "set it to a file's path.[/]")
+        return InMemoryHistory()
+    return FileHistory(str(hist))
