@@ -362,8 +362,9 @@ def which(
         out.print(f"{count} of the index {'writes' if len(result.papers) == 1 else 'write'} "
                   f"[italic]{escape(result.name)}[/] ([italic]{escape(criterion)}[/])")
     else:
-        out.print(f"{count} match [italic]{escape(criterion)}[/]" + (" (judged by the LLM)" if result.mode == "llm"
-                                                                      else ""))
+        verb = "matches" if len(result.papers) == 1 else "match"
+        out.print(f"{count} {verb} [italic]{escape(criterion)}[/]" + (" (judged by the LLM)" if result.mode == "llm"
+                                                                        else ""))
     for i, f in enumerate(result.papers, 1):
         print_paper(f"{i:>2}.", f.paper_id, f.title, f.evidence)
     if result.parts:  # no paper meets all of it; each part's papers

@@ -237,7 +237,7 @@ def render_answer(answer, streamed: bool = False, console: Console | None = None
         console.print(f"[yellow]Note: {escape(marks)} in the answer {'match' if len(answer.invalid_citations) > 1 else 'matches'} "
                       f"no source it was given: {'they are' if len(answer.invalid_citations) > 1 else 'it is'} "
                       f"marked {escape(', '.join(f'[{n}?]' for n in answer.invalid_citations))} "
-                      "and cite nothing.[/]")
+                      f"and {'cite' if len(answer.invalid_citations) > 1 else 'cites'} nothing.[/]")
     if not answer.complete and streamed:
         # what llm_answer appended after the stream: cut at max_tokens, or the stream broke off
         console.print(f"[yellow]{escape(answer.text.rsplit(chr(10) * 2, 1)[-1])}[/]")
@@ -325,6 +325,17 @@ def streaming(enabled: bool):
         raise
 
 
+def _print_themes(summary) -> None:
+    """An extractive overview: its verbatim sentences shown as text (with LaTeX made readable), not read as Markdown,
+    which dropped a line holding "<p>" and ate the asterisks of "**weighted**" and "x_i * y_i"."""
+    numbers = {c.paper_id: c.n for c in summary.citations}
+    out.print(shown(summary.answer.split("\n", 1)[0]))  # "7 papers in 3 themes:"
+    for theme in summary.themes:
+        out.print(f"\n[bold]{escape(theme.label)}[/]")
+        for f in theme.papers:
+            out.print(f"- {shown(f.evidence)} \\[{numbers.get(f.paper_id, '?')}]")
+
+
 def render_overview(summary, streamed: bool = False) -> None:
     """`summarize` as the terminal shows it; ``streamed``: the LLM's synthesis was already shown as it came."""
     print_read_as(summary.read_as)
@@ -333,7 +344,9 @@ def render_overview(summary, streamed: bool = False) -> None:
         out.print(f"[yellow]{escape(summary.note)}[/]")
     elif summary.mode == "extractive" and summary.citations:
         out.print("[dim italic]Extractive overview (no LLM configured): verbatim sentences from the abstracts.[/]")
-    if not streamed:
+    if summary.mode == "extractive" and summary.themes:
+        _print_themes(summary)
+    elif not streamed:
         out.print(markdown(summary.answer))
     elif not summary.complete:  # the mark the synthesis ends with: cut at max_tokens, or the stream broke off
         out.print(f"[yellow]{escape(summary.answer.rsplit(chr(10) * 2, 1)[-1])}[/]")

@@ -403,7 +403,8 @@ def label_terms(texts: list[str], exclude: set[str], weights: dict[str, float],
             s = stem.stemWord(low)
             if s in exclude:
                 continue
-            surface.setdefault(s, Counter())[word if word.isupper() else low] += 1
+            # a coined name keeps its capitals ("FedGEM", "CREDO"); another word is shown in lower case
+            surface.setdefault(s, Counter())[word if any(c.isupper() for c in word[1:]) else low] += 1
             if s not in seen:
                 counts[s] += 1
                 seen.add(s)

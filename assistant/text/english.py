@@ -47,7 +47,11 @@ LABEL_STOPWORDS = frozenset({
     "demonstrate", "task", "tasks", "across", "between", "improves", "improve", "improved", "improving", "while",
     "without", "however", "via", "also", "well", "new", "significantly", "effective", "effectively", "efficient", "key",
     "leading", "address", "enables", "including", "background", "objective", "objectives", "conclusions", "conclusion",
-    "findings"})
+    "findings",
+    # words that link sentences and say nothing of a theme ("browsers, websites, conversely")
+    "besides", "furthermore", "moreover", "therefore", "thus", "hence", "additionally", "meanwhile", "nevertheless",
+    "nonetheless", "instead", "whereas", "conversely", "consequently", "specifically", "notably", "finally",
+    "particularly", "predominantly", "typically", "recently", "largely", "mainly", "often", "still"})
 
 #: A question that asks where the code or data is ("is there a github repo?"): then a link may be quoted.
 ASKS_FOR_LINK = re.compile(r"\b(?:code|github|repo(?:sitory)?|url|link)\b", re.I)
