@@ -375,6 +375,10 @@ class Conversation:
         return answer
 
     def _ask(self, question: str, on_token: Callable[[str], None] | None = None) -> Answer:
+        if self._asked_alone_before(question):  # the same question again gets the answer it got: not "of them"
+            answer = answer_question(self.retriever, question, self.settings, on_token=on_token)
+            self.turns.append(Turn(question=question, answer=answer))
+            return answer
         pinned = self.referenced(question)
         if pinned:
             answer = self._ask_about(question, pinned, on_token)
@@ -387,6 +391,14 @@ class Conversation:
                                      one_paper=one)
         self.turns.append(Turn(question=question, answer=answer))
         return answer
+
+    def _asked_alone_before(self, question: str) -> bool:
+        """Whether an earlier turn asked this question word for word and searched for it as asked (read as a new
+        question, not as "of them" or about a paper): "Which papers study federated learning?" asked again, or
+        after /filter off, was read as a choice among the papers its first answer cited, and gave one."""
+        key = " ".join(question.casefold().split())
+        return any(t.answer.retrieval_query and " ".join(t.answer.retrieval_query.casefold().split()) == key
+                   for t in self.turns)
 
     def _ask_about(self, question: str, pinned: list[tuple[str, str]],
                    on_token: Callable[[str], None] | None) -> Answer:
