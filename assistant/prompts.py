@@ -20,6 +20,17 @@ PARTS_PHRASE = "No paper in the corpus covers all of this question."
 #: The line above an answer the answerable model is unsure of (answered, as refusing every such question would
 #: refuse too many answerable ones, but more likely than not on a topic the corpus lacks: decide.unsure_below).
 UNSURE_NOTE = "The corpus may have no paper on exactly this; these are the closest it has."
+#: The line above an LLM answer's sentences that their cited abstracts do not clearly back (answer.support_marks).
+CHECK_CLAIMS = "Check these claims: their cited abstracts do not clearly support them"
+
+
+def invalid_citations_note(invalid: list) -> str:
+    """What the terminal and a saved transcript say under an LLM answer citing sources it was not given."""
+    many = len(invalid) > 1
+    marks = ", ".join(f"[{n}]" for n in invalid)
+    return (f"Note: {marks} in the answer {'match' if many else 'matches'} no source it was given: "
+            f"{'they are' if many else 'it is'} marked {', '.join(f'[{n}?]' for n in invalid)} and "
+            f"{'cite' if many else 'cites'} nothing.")
 #: What the model is told of such a question, between the question and the instruction (empty otherwise): it reads
 #: the sources, which the answerable model cannot, so it is asked to refuse when none is on exactly that.
 UNSURE_CAUTION = ("\nThe search that found these sources is unsure that any of them is on exactly this question. "

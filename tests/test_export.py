@@ -246,3 +246,17 @@ def test_a_bibtex_key_is_made_from_the_title_every_command_shows(bundled_index_d
     paper = get_paper("000_c647aebf503422f2#11", Settings(index_dir=bundled_index_dir))
     assert paper.display_title.startswith("ContextBench")
     assert to_bibtex([paper]).startswith("@misc{contextbench2026_")
+
+
+def test_a_saved_transcript_keeps_the_notes_shown_under_an_llm_answer():
+    """/save x.md kept "[9?]" but dropped the note saying what it means and the "Check these claims" warnings,
+    which only .json held."""
+    from assistant.qa.answer import Answer
+    from assistant.qa.export import to_markdown
+
+    answer = Answer(question="q", text="FL is private [1]. It is claimed in [9?].", mode="llm", answerable=True,
+                    invalid_citations=[9], support=[{"sentence": "FL is private [1].", "supported": True},
+                                                    {"sentence": "It is claimed in [9?].", "supported": False}])
+    md = to_markdown([answer])
+    assert "*Note: [9] in the answer matches no source it was given: it is marked [9?] and cites nothing.*" in md
+    assert "Check these claims" in md and md.count("⚠") == 1 and "It is claimed in" in md.split("⚠")[1]

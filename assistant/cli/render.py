@@ -233,17 +233,17 @@ def render_answer(answer, streamed: bool = False, console: Console | None = None
     if not streamed:
         console.print(shown(answer.text))
     if answer.invalid_citations:  # what the text shows: the marker kept, with a "?", and no source behind it
-        marks = ", ".join(f"[{n}]" for n in answer.invalid_citations)
-        console.print(f"[yellow]Note: {escape(marks)} in the answer {'match' if len(answer.invalid_citations) > 1 else 'matches'} "
-                      f"no source it was given: {'they are' if len(answer.invalid_citations) > 1 else 'it is'} "
-                      f"marked {escape(', '.join(f'[{n}?]' for n in answer.invalid_citations))} "
-                      f"and {'cite' if len(answer.invalid_citations) > 1 else 'cites'} nothing.[/]")
+        from assistant.service.api import invalid_citations_note
+
+        console.print(f"[yellow]{escape(invalid_citations_note(answer.invalid_citations))}[/]")
     if not answer.complete and streamed:
         # what llm_answer appended after the stream: cut at max_tokens, or the stream broke off
         console.print(f"[yellow]{escape(answer.text.rsplit(chr(10) * 2, 1)[-1])}[/]")
     weak = [s for s in answer.support if not s["supported"]]
     if weak:
-        console.print("\n[yellow]Check these claims: their cited abstracts do not clearly support them[/]")
+        from assistant.service.api import CHECK_CLAIMS
+
+        console.print(f"\n[yellow]{CHECK_CLAIMS}[/]")
         for s in weak:
             console.print(f"[yellow]  ⚠ {shown(s['sentence'])}[/]")
     render_sources(answer, console)

@@ -15,7 +15,7 @@ from assistant.qa.answer import Answer
 from assistant.config import Settings
 from assistant.text.corpus import Paper
 from assistant.errors import InputError
-from assistant.prompts import UNSURE_NOTE
+from assistant.prompts import CHECK_CLAIMS, UNSURE_NOTE, invalid_citations_note
 from assistant.text.safetext import for_terminal, json_for_terminal
 from assistant.text.english import VENUE_SIGN
 
@@ -49,6 +49,11 @@ def to_markdown(answers: list[Answer]) -> str:
         if a.mode == "extractive" and a.answerable:
             parts += ["*Extractive answer (no LLM configured): verbatim sentences from the abstracts.*", ""]
         parts += [markdown_inert(a.text), ""]
+        if a.invalid_citations:  # the notes the terminal shows under the answer, as it shows them
+            parts += [f"*{line(invalid_citations_note(a.invalid_citations))}*", ""]
+        weak = [s["sentence"] for s in a.support if not s["supported"]]
+        if weak:
+            parts += [f"*{CHECK_CLAIMS}:*", "", *(f"- ⚠ {line(w)}" for w in weak), ""]
         if a.quoted:  # an LLM answer that cited none of its sources: as the terminal shows it
             parts += ["*The model cited none of its sources: nothing above is checked against an abstract.*", "",
                       "**What the sources say, quoted without the model**", "", markdown_inert(a.quoted), ""]

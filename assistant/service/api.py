@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant.config import Settings
-from assistant.prompts import EXTRACTIVE_LABEL, UNSURE_NOTE
+from assistant.prompts import CHECK_CLAIMS, EXTRACTIVE_LABEL, UNSURE_NOTE, invalid_citations_note
 from assistant.text.corpus import Paper, ParseReport, load_papers
 from assistant.text.english import ADVISABLE
 from assistant.text.latex import readable
@@ -22,7 +22,7 @@ __all__ = [
     "remove_papers", "doctor", "which", "summarize", "corpus_map", "check_save_target", "save_answers",
     "storage_error", "scrubbed", "require_words", "require_positive", "pointed",
     # for showing corpus and model text: LaTeX made readable, made inert for a terminal, cut at a word
-    "EXTRACTIVE_LABEL", "UNSURE_NOTE", "readable", "for_terminal", "json_for_terminal", "clip",
+    "EXTRACTIVE_LABEL", "UNSURE_NOTE", "CHECK_CLAIMS", "invalid_citations_note", "readable", "for_terminal", "json_for_terminal", "clip",
 ]
 
 if TYPE_CHECKING:  # imported where used: `papers` and `show` need none of them (~0.3 s CPU)
