@@ -332,6 +332,17 @@ def test_with_an_llm_the_named_papers_are_the_only_sources_sent(bundled_index_di
 
 
 
+def test_with_an_llm_a_number_it_did_not_cite_points_at_nothing_as_offline(bundled_index_dir, mocked_openai_chat):
+    """The LLM cited [1] and [2] of five sources: /sources listed two, but "what does [3] say?" and /show 3 reached
+    the third, which the user was never shown. Offline, an uncited number is refused; now with an LLM too."""
+    conv = _llm_conversation(bundled_index_dir, mocked_openai_chat, ["FL work includes [1] and [2]."])
+    first = conv.ask("what work exists on federated learning?")
+    assert [c.n for c in first.citations] == [1, 2] and len(first.sources) > 2
+    with pytest.raises(InputError, match=r"no source \[3\] \(it cited \[1\], \[2\]\)"):
+        conv.ask("what does [3] say about privacy?")
+    assert conv.numbered(2)[0] == first.sources[1].paper_id
+
+
 def test_with_an_llm_a_question_the_corpus_answers_as_asked_is_not_rewritten(bundled_index_dir, mocked_openai_chat):
     """No "it" and answerable on its own: nothing for the condense prompt to resolve (a small model's rewrite
     of "How does MergOPT work?" lost the name and was refused), and one LLM call fewer."""

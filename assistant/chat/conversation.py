@@ -207,12 +207,7 @@ class Conversation:
         listed_hits = prev.sources or prev.related  # a refusal lists the nearest papers: "paper 1" is the first
         shown = [(c.paper_id, c.title) for c in cited] or [(h.paper_id, h.title) for h in listed_hits]
         listed = ", ".join(f"[{c.n}]" for c in cited) or "nothing"
-        out: list[tuple[str, str]] = []
-        for n in numbers:
-            if not 1 <= n <= len(listed_hits):
-                raise InputError(f"the last answer has no source [{n}] (it cited {listed}); "
-                                 "use /sources to list them")
-            out.append((listed_hits[n - 1].paper_id, listed_hits[n - 1].title))
+        out: list[tuple[str, str]] = [self.numbered(n) for n in numbers]
         for pos in positions:
             if not shown or pos > len(shown) or -pos > len(shown):
                 which = "last" if pos == -1 else f"last {-pos}" if pos < 0 else _ordinal_word(pos)
@@ -220,6 +215,18 @@ class Conversation:
                                  f"{which} one; use /sources to list them")
             out.append(shown[pos - 1] if pos > 0 else shown[pos])
         return list(dict.fromkeys(out))
+
+    def numbered(self, n: int) -> tuple[str, str]:
+        """(paper id, title) of source [n] of the answer references point into: one it cited, or, when it cited
+        none, its n-th listed paper. An LLM's [3], sent to it but not cited, was reached by "[3]" and ``/show 3``
+        though no Sources list showed it: an InputError now, as offline."""
+        prev = self.referent()
+        cited = {c.n: (c.paper_id, c.title) for c in prev.citations}
+        hits = prev.sources or prev.related
+        if n in cited or not cited and 1 <= n <= len(hits):
+            return cited.get(n) or (hits[n - 1].paper_id, hits[n - 1].title)
+        listed = ", ".join(f"[{k}]" for k in sorted(cited)) or "nothing"
+        raise InputError(f"the last answer has no source [{n}] (it cited {listed}); use /sources to list them")
 
     def referent(self) -> Answer:
         """The answer "[2]", "the second one", "the first two" point into: the last one that cited papers (a

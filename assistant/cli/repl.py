@@ -206,8 +206,8 @@ def _show_command(arg: str, conv) -> None:
         out.print(f"[yellow]Usage: /show N with N between 1 and {len(sources)}, or /show NAME[/]" if sources
                   else "[yellow]Usage: /show NAME (a paper's id, name or part of its title)[/]")
         return
-    try:
-        p = conv.paper(sources[int(arg) - 1].paper_id if arg.isdigit() else arg)
+    try:  # N as "[N]" reads it: a source the answer cited (/sources lists them)
+        p = conv.paper(conv.numbered(int(arg))[0] if arg.isdigit() else arg)
     except AssistantError as exc:
         err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
         return
