@@ -168,3 +168,16 @@ def test_ask_and_search_do_not_import_llama_index(bundled_index_dir):
             f"s = Settings.from_env(index_dir=Path({str(bundled_index_dir)!r})); "
             "api.search('graph neural networks', s); api.ask('What do graph neural networks do?', s)")
     assert heavy_modules_after(code, ["llama_index.core", "llama_index"]) == []
+
+
+def test_the_query_engine_with_no_llm_configured_says_so(settings, monkeypatch):
+    """With neither OPENAI_API_KEY nor OPENAI_BASE_URL, the engine called api.openai.com with no key and advised
+    unsetting variables that were not set."""
+    from assistant.config import Settings
+    from assistant.errors import ConfigError
+    from assistant.service.llama_index import assistant_query_engine
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ConfigError, match="none is configured: set OPENAI_API_KEY or OPENAI_BASE_URL, or pass llm="):
+        assistant_query_engine(top_k=2, settings=Settings.from_env(index_dir=settings.index.dir))

@@ -188,6 +188,11 @@ def assistant_query_engine(llm: LLM | None = None, top_k: int | None = None,
     (any llama-index LLM; default :class:`AssistantLLM` on the configured endpoint). Citations look
     like ``CITATION_EXAMPLE`` ({example})."""
     settings = _settings(settings)
+    if llm is None and not settings.llm_enabled:  # it tried api.openai.com with no key, and advised unsetting it
+        from assistant.errors import ConfigError
+
+        raise ConfigError("the query engine writes answers with an LLM and none is configured: set OPENAI_API_KEY "
+                          "or OPENAI_BASE_URL, or pass llm=...; for extractive answers use assistant.ask")
     return AssistantQueryEngine(retriever=AssistantRetriever(top_k=top_k, settings=settings),
                                 llm=llm if llm is not None else AssistantLLM(settings))
 
