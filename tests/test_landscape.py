@@ -305,3 +305,16 @@ def test_a_layout_that_is_not_one_is_bad_usage_said_first(mini_index, tmp_path, 
     assert result.exit_code == 2 and "'bogus' is not a layout; use tsne or pca" in " ".join(result.output.split())
     result = runner.invoke(app, ["map", "--layout", "PCA", "--out", "m.html", "--index-dir", str(mini_index)])
     assert result.exit_code == 0 and (tmp_path / "m.html").exists()
+
+
+def test_a_map_named_after_its_query_keeps_the_query_letters_and_stays_in_its_folder():
+    """`map "Nüwa token pruning"` wrote map-n-wa-token-pruning.html, and every all-CJK query map-query.html (the
+    second one refused without --force)."""
+    from assistant.qa.landscape import default_out
+
+    assert default_out("Nüwa token pruning").name == "map-nüwa-token-pruning.html"
+    assert default_out("联邦学习").name == "map-联邦学习.html" != default_out("扩散模型").name
+    for hostile in ("../../etc/x", "a/b\\c", "\u202eevil", "..", "x\x00y"):
+        out = default_out(hostile)
+        assert out.parent == Path(".") and "/" not in out.name and "\\" not in out.name and ".." not in out.name
+        assert out.name.isprintable()

@@ -418,5 +418,7 @@ def default_out(query: str | None) -> Path:
         return Path("map.html")
     import re
 
-    slug = re.sub(r"[^a-z0-9]+", "-", query.lower()).strip("-")[:40] or "query"
+    # letters of any script kept ("Nüwa" was "n-wa", a CJK query "query" for every one); no separator, dot or
+    # control character, so the name stays in the folder it is written to
+    slug = re.sub(r"[\W_]+", "-", query.casefold()).strip("-")[:40].strip("-") or "query"
     return Path(f"map-{slug}.html")
