@@ -401,13 +401,20 @@ def test_doctor_masks_the_key_and_reports_an_unreachable_llm(mini_index, monkeyp
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens on port 9
     res = run("doctor", "--json", "--index-dir", str(mini_index))
-    assert res.exit_code == 1
+    assert res.exit_code == 5  # an LLM error, as the README's table gives it (it was 1 for any failed check)
     assert FAKE_KEY not in res.output
     report = json.loads(res.stdout)
     checks = {c["check"]: c for c in report["checks"]}
     assert checks["index"]["ok"] and "6 papers" in checks["index"]["detail"]
     assert checks["embedder"]["ok"]
     assert not checks["llm"]["ok"] and "cannot connect" in checks["llm"]["detail"]
+
+
+def test_doctor_exits_with_the_code_of_what_failed(tmp_path):
+    """Every failed check exited 1, so a script could not tell a missing index (4) from an unreachable LLM (5)."""
+    res = run("doctor", "--json", "--index-dir", str(tmp_path / "no index here"))
+    report = json.loads(res.stdout)
+    assert res.exit_code == 4 == report["exit_code"] and not {c["check"]: c for c in report["checks"]}["index"]["ok"]
 
 
 def test_doctor_table_says_what_unset_settings_mean(mini_index):

@@ -486,7 +486,7 @@ def doctor(index_dir: IndexDir = None, as_json: JsonFlag = False,
             mark = "[green]ok[/]  " if c["ok"] else "[red]FAIL[/]"
             out.print(f"{mark} {c['check']:9s} {escape(pointed(str(c['detail']), settings))} [dim]({c['ms']} ms)[/]")
     if not report["ok"]:
-        raise typer.Exit(1)
+        raise typer.Exit(report["exit_code"])
 
 
 @app.command("mcp")

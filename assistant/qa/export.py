@@ -14,7 +14,7 @@ from pathlib import Path
 from assistant.qa.answer import Answer
 from assistant.config import Settings
 from assistant.text.corpus import Paper
-from assistant.errors import InputError
+from assistant.errors import AssistantError, InputError
 from assistant.prompts import CHECK_CLAIMS, UNSURE_NOTE, invalid_citations_note
 from assistant.text.safetext import for_terminal, json_for_terminal
 from assistant.text.english import VENUE_SIGN
@@ -223,5 +223,6 @@ def save(path: Path, answers: list[Answer], papers: dict[str, Paper], settings: 
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(path, text.encode("utf-8"))  # whole or not at all: a full disk leaves no empty file
     except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        # the file system said no (permissions, a full disk): exit 1, as the README's table says, not an input error
+        raise AssistantError(f"cannot write {path}: {exc.strerror or exc}") from None
     return fmt

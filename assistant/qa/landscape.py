@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.errors import InputError
+from assistant.errors import AssistantError, InputError
 from assistant.search.retrieve import Retriever
 
 #: Colour per theme (Tableau 10 plus two), shared by the HTML and the PNG.
@@ -318,7 +318,8 @@ def _write(path: Path, data: bytes) -> None:
     try:
         write_atomically(Path(path), data)  # whole or not at all: a full disk leaves no empty file behind
     except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        # the file system said no (permissions, a full disk): exit 1, as the README's table says, not an input error
+        raise AssistantError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 # --- PNG ----------------------------------------------------------------------------------------

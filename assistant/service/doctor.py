@@ -29,18 +29,22 @@ def doctor(settings: Settings, repair: bool = False) -> dict:
                      ("llm", llm_check), ("rerank", rerank_check)):
         report["checks"].append(_run(name, fn, settings))
     report["ok"] = all(c["ok"] for c in report["checks"]) and not report.get("unrepaired")
+    # the exit code of the first check that failed, as the README's table gives them (4: the index, 5: the LLM)
+    report["exit_code"] = next((c["exit_code"] for c in report["checks"] if not c["ok"]), 0 if report["ok"] else 1)
     return report
 
 
 def _run(name: str, fn, settings: Settings) -> dict:
     started = time.perf_counter()
+    code = 0
     try:
         detail, ok = fn(settings), True
     except Exception as exc:  # doctor reports every failure instead of stopping at the first
         from assistant.endpoint import scrub
 
-        detail, ok = scrub(str(exc), settings), False
-    return {"check": name, "ok": ok, "detail": detail, "ms": round((time.perf_counter() - started) * 1000)}
+        detail, ok, code = scrub(str(exc), settings), False, getattr(exc, "exit_code", 1)
+    return {"check": name, "ok": ok, "detail": detail, "ms": round((time.perf_counter() - started) * 1000)} | (
+        {} if ok else {"exit_code": code})
 
 
 def index_check(settings: Settings) -> str:
