@@ -509,3 +509,13 @@ def test_a_bad_file_met_in_a_folder_is_skipped_not_the_folder(tmp_path):
         load_papers([d / "scratch.csv"])
     with pytest.raises(InputError):
         load_papers([d], strict=True)
+
+
+def test_latex_a_reader_sees_is_read_whole():
+    """`show` printed "\\hatθ_n", "\\tildeO(\\frac1n)", "Kurdyka--Ł{}ojasiewicz" and "\\textbf(i) compression-aware"."""
+    from assistant.text.latex import readable
+
+    text = (r"We prove that $\|\hat{\theta}_n - \theta^\star\| = \tilde{O}(\frac{1}{n})$ under the "
+            r"Kurdyka--\L{}ojasiewicz condition, both $\textbf{\textit{(i)} compression-aware and \textit{(ii)} robust}$.")
+    assert readable(text) == ("We prove that ‖θ_n - θ^⋆‖ = O(1/n) under the Kurdyka–Łojasiewicz condition, both "
+                              "(i) compression-aware and (ii) robust.")

@@ -14,11 +14,13 @@ _LATEX_SYMBOLS = {
     "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Sigma": "Σ", "Phi": "Φ", "Omega": "Ω",
     "times": "×", "to": "→", "rightarrow": "→", "leftarrow": "←", "leq": "≤", "le": "≤", "geq": "≥", "ge": "≥",
     "approx": "≈", "sim": "~", "cdot": "·", "infty": "∞", "pm": "±", "neq": "≠", "ll": "≪", "gg": "≫",
-    "in": "∈", "sqrt": "√", "ldots": "…", "dots": "…",
+    "in": "∈", "sqrt": "√", "ldots": "…", "dots": "…", "star": "⋆", "|": "‖",
 }
 _SUPERSCRIPT = str.maketrans("0123456789+-n", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻ⁿ")
 _TEXT_MACRO = re.compile(r"\\(?:emph|textit|textbf|textsc|texttt|textrm|textsf|underline|url|mathrm|mathbf|mathcal|"
-                         r"mathit|mathtt|mathsf|mathbb|mathfrak|boldsymbol|bm|text|operatorname)\{([^{}]*)\}")
+                         r"mathit|mathtt|mathsf|mathbb|mathfrak|boldsymbol|bm|text|operatorname|"
+                         # accents over a symbol in math, read as the symbol: \hat{\theta} -> θ
+                         r"hat|widehat|tilde|widetilde|bar|overline|vec|dot|ddot)\{([^{}]*)\}")
 _MATH = re.compile(r"\$(?!\s)([^$\n]{1,80}?)(?<!\s)\$")  # "$x$", not "costs $5 and $6"
 
 
@@ -38,16 +40,28 @@ def _accent(m: re.Match) -> str:
 
 
 def _math(body: str) -> str:
-    body = _TEXT_MACRO.sub(r"\1", body)
-    body = re.sub(r"\\([A-Za-z]+)", lambda m: _LATEX_SYMBOLS.get(m.group(1), m.group(0)), body)
+    body = _unwrapped(body)
+    body = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2", body)
+    body = re.sub(r"\\([A-Za-z]+|\|)", lambda m: _LATEX_SYMBOLS.get(m.group(1), m.group(0)), body)
     body = re.sub(r"\^\{?([0-9+\-n]{1,3})\}?", lambda m: m.group(1).translate(_SUPERSCRIPT), body)
     body = re.sub(r"\\([%&_#$])", r"\1", body)
     return body.replace("\\,", " ").replace("{", "").replace("}", "")
 
 
-#: TeX's dashes between words or numbers ("Qronos---a new", "SWD) --- a", "X -- a benchmark", "3--5"); a Markdown
+def _unwrapped(text: str) -> str:
+    """``text`` with its text macros replaced by what they hold, the innermost first: ``\\textbf{\\textit{(i)} x}``
+    -> ``(i) x`` (a macro holding another was left as ``\\textbf(i) x``)."""
+    for _ in range(4):
+        text, n = _TEXT_MACRO.subn(r"\1", text)
+        if not n:
+            break
+    return text
+
+
+#: TeX's dashes between words or numbers ("Qronos---a new", "SWD) --- a", "X -- a benchmark", "3--5",
+#: "Kurdyka--Łojasiewicz"); a Markdown
 #: rule or table ("---" alone, "| --- |") and an option ("--force") are left as they are.
-_TEX_DASHES = re.compile(r"(?<=[\w)])---(?=\w)|(?<=[\w)]) ---? (?=\w)|(?<=\d)--(?=\d)")
+_TEX_DASHES = re.compile(r"(?<=[\w)])---(?=\w)|(?<=[\w)]) ---? (?=\w)|(?<=\d)--(?=\d)|(?<=[^\W\d_])--(?=[^\W\d_])")
 
 
 def readable(text: str) -> str:
@@ -58,14 +72,13 @@ def readable(text: str) -> str:
     if "\\" not in text and "$" not in text and "``" not in text and "{" not in text and "**" not in text \
             and "--" not in text:
         return text
-    text = _TEX_DASHES.sub(lambda m: m.group().replace("---", "\u2014").replace("--", "\u2013"), text)
     text = _ACCENT.sub(_accent, text)
-    text = re.sub(r"\{\\(ss|o|O|ae|AE|aa|AA|l|L|oe|OE)\}|\\(ss|o|O|ae|AE|aa|AA|l|L|oe|OE)\b\s?",
-                  lambda m: _LETTERS[m.group(1) or m.group(2)], text)
+    text = re.sub(r"\{\\(ss|o|O|ae|AE|aa|AA|l|L|oe|OE)\}|\\(ss|o|O|ae|AE|aa|AA|l|L|oe|OE)(?:\{\}|\b\s?)",
+                  lambda m: _LETTERS[m.group(1) or m.group(2)], text)  # "\L{}ojasiewicz" -> "Łojasiewicz"
+    text = _TEX_DASHES.sub(lambda m: m.group().replace("---", "\u2014").replace("--", "\u2013"), text)
     text = re.sub(r"\*\*([^*\n]+)\*\*", r"\1", text)  # Markdown bold: "**R**ectified **D**ecoupled"
     text = _MATH.sub(lambda m: _math(m.group(1)), text)
-    for _ in range(2):  # one level of nesting: \textbf{\emph{x}}
-        text = _TEXT_MACRO.sub(r"\1", text)
+    text = _unwrapped(text)
     text = re.sub(r"(?<![\\\w])\{([\w -]+)\}", r"\1", text)  # a bare group: "two {efficient} algorithms"
     text = re.sub(r"\\([%&_#$])", r"\1", text)
     text = re.sub(r"\\(times|to|approx|sim|cdot|pm|leq|geq)\b", lambda m: _LATEX_SYMBOLS[m.group(1)], text)
