@@ -417,6 +417,16 @@ def test_doctor_exits_with_the_code_of_what_failed(tmp_path):
     assert res.exit_code == 4 == report["exit_code"] and not {c["check"]: c for c in report["checks"]}["index"]["ok"]
 
 
+def test_doctor_names_a_misspelt_setting(mini_index, monkeypatch):
+    """ASSISTANT_TOPK=3 (for ASSISTANT_TOP_K) was ignored without a word, by every command and by doctor."""
+    monkeypatch.setenv("ASSISTANT_TOPK", "3")
+    res = run("doctor", "--json", "--index-dir", str(mini_index))
+    check = {c["check"]: c for c in json.loads(res.stdout)["checks"]}["settings"]
+    assert res.exit_code == 2 and not check["ok"] and "ASSISTANT_TOPK (did you mean ASSISTANT_TOP_K?)" in check["detail"]
+    monkeypatch.delenv("ASSISTANT_TOPK")
+    assert run("doctor", "--index-dir", str(mini_index)).exit_code == 0
+
+
 def test_doctor_table_says_what_unset_settings_mean(mini_index):
     res = run("doctor", "--index-dir", str(mini_index))
     assert res.exit_code == 0, res.output

@@ -25,7 +25,8 @@ def doctor(settings: Settings, repair: bool = False) -> dict:
         if moved is not None:
             report["repairs"].append(f"moved the damaged chats.sqlite aside to {moved.name}; chat starts new "
                                      "conversations")
-    for name, fn in (("index", index_check), ("chats", chats_check), ("embedder", embedder_check),
+    for name, fn in (("settings", settings_check), ("index", index_check), ("chats", chats_check),
+                     ("embedder", embedder_check),
                      ("llm", llm_check), ("rerank", rerank_check)):
         report["checks"].append(_run(name, fn, settings))
     report["ok"] = all(c["ok"] for c in report["checks"]) and not report.get("unrepaired")
@@ -61,6 +62,30 @@ def index_check(settings: Settings) -> str:
     derived = ", ".join(f"{k} {v}" for k, v in found["derived"].items())
     return f"{found['papers']} papers, {found['chunks']} chunks, embedder {m.get('embedder')} ({m.get('dim')}d) " \
            f"in {found['dir']}; consistent (commit {found['generation']}; {derived})"
+
+
+#: Variables read outside the settings groups: by the chat prompt, the model cache, tracebacks (and the test suite's
+#: ASSISTANT_TEST_* hooks).
+OTHER_VARIABLES = ("ASSISTANT_DEBUG", "ASSISTANT_HISTORY_FILE", "ASSISTANT_CACHE_DIR")
+
+
+def settings_check(settings: Settings) -> str:
+    """Every ASSISTANT_* variable set is one the assistant reads: a misspelt one ("ASSISTANT_TOPK") was ignored
+    without a word."""
+    import difflib
+    import os
+
+    from assistant.config import ENV
+    from assistant.errors import ConfigError
+
+    known = [*ENV, *OTHER_VARIABLES]
+    unknown = sorted(v for v in os.environ if v.startswith("ASSISTANT_") and v not in known
+                     and not v.startswith("ASSISTANT_TEST_"))
+    if unknown:
+        said = "; ".join(f"{v}" + (f" (did you mean {close[0]}?)" if (close := difflib.get_close_matches(v, known, 1))
+                                   else "") for v in unknown)
+        raise ConfigError(f"not a setting of the assistant, so it has no effect: {said}")
+    return f"{sum(v in os.environ for v in known)} ASSISTANT_* variables set, each one the assistant reads"
 
 
 def chats_check(settings: Settings) -> str:
