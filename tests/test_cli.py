@@ -639,3 +639,22 @@ def test_which_and_summarize_read_a_criterion_with_typos_as_spelt(bundled_index_
     res = run("summarize", "dataest distillaiton", "--index-dir", str(bundled_index_dir))
     assert res.exit_code == 0 and "Read as: dataset distillation" in res.stdout
     assert "No paper in the corpus" not in res.stdout
+
+
+def test_chat_refuses_options_that_contradict_each_other(mini_index):
+    """`chat --id X --continue` and `--list --continue` ran, exit 0, without saying which option won."""
+    for args in (["--id", "abc", "--continue"], ["--list", "--continue"], ["--list", "--id", "abc"]):
+        res = run("chat", *args, "--index-dir", str(mini_index))
+        assert res.exit_code == 2 and "use one of --continue, --id and --list" in " ".join(res.output.split())
+
+
+def test_a_streamed_answer_that_broke_off_ends_its_display_without_the_mark_printed_under_it():
+    """In a terminal, "[answer incomplete: ...]" was shown twice: at the end of the live display and under it."""
+    from assistant.cli.render import final_text
+    from assistant.qa.answer import INCOMPLETE_MARK, Answer
+
+    cut = Answer(question="q", text=f"FL is private [1].\n\n{INCOMPLETE_MARK}", mode="llm", answerable=True,
+                 complete=False)
+    assert final_text(cut) == "FL is private [1]."
+    whole = Answer(question="q", text="A.\n\nB [1].", mode="llm", answerable=True)
+    assert final_text(whole) == whole.text

@@ -16,7 +16,7 @@ import typer
 
 from assistant.cli.render import (BuildProgress, err, escape, eval_progress, first_run_progress, linked, out,
                                   order_note, print_json, print_paper, print_parts, print_read_as, print_unsure,
-                                  render_answer, render_overview, render_summary, render_verbose, rerank_progress,
+                                  final_text, render_answer, render_overview, render_summary, render_verbose, rerank_progress,
                                   save as save_answers, shown, streaming)
 from assistant.errors import AssistantError
 
@@ -225,7 +225,7 @@ def ask(
         answer = ask_fn(question, settings, on_token=stream, progress=first_run_progress(),
                         on_rerank=rerank_progress())
     if stream:
-        stream.close(answer.text)
+        stream.close(final_text(answer))
     if save is not None:
         save_answers([answer], save, settings, force)
     if as_json:
@@ -567,6 +567,8 @@ def chat(
     """Talk through a topic: follow-up questions use the earlier turns; conversations are saved."""
     from assistant.cli import repl
 
+    if sum([resume, chat_id is not None, list_chats]) > 1:  # which one wins was not said
+        raise typer.BadParameter("use one of --continue, --id and --list")
     settings = _settings(index_dir)
     if list_chats:
         repl.list_chats(settings)

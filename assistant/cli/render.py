@@ -313,6 +313,12 @@ def streamer():
     return Stream()
 
 
+def final_text(answer) -> str:
+    """What a streamed answer's live display ends with: the parsed text ([n?] marked), without the mark an
+    incomplete one ends with, which :func:`render_answer` prints under it (it was shown twice)."""
+    return answer.text if answer.complete else answer.text.rsplit("\n\n", 1)[0]
+
+
 @contextlib.contextmanager
 def streaming(enabled: bool):
     """A :class:`Stream` to pass as ``on_token`` (None when not ``enabled``), closed if the call it serves fails."""

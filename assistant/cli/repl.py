@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from assistant.cli.render import err, escape, out, render_answer, render_sources, save, shown, streamer
+from assistant.cli.render import err, escape, final_text, out, render_answer, render_sources, save, shown, streamer
 from assistant.errors import AssistantError, InputError, LLMError
 
 
@@ -130,7 +130,7 @@ def _turn(conv, line: str, settings, interactive: bool, state: dict):
         out.print("\n[yellow]\\[answer cut: Ctrl-C; this turn is not kept in the conversation][/]")
         return None
     if stream:
-        stream.close(answer.text)
+        stream.close(final_text(answer))
     render_answer(answer, streamed=bool(stream and stream.used), llm_failed=failed)
     if not answer.answerable and conv.filter_size() is not None:  # "the corpus" above is what the filter lets in
         out.print(f"[dim]Searched only the {conv.filter_size()} papers the /filter lets through; /filter off "
