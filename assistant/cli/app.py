@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -16,7 +15,7 @@ import typer
 
 from assistant.cli.render import (BuildProgress, err, escape, eval_progress, first_run_progress, linked, out,
                                   order_note, print_json, print_paper, print_parts, print_read_as, print_unsure,
-                                  final_text, render_answer, render_overview, render_summary, render_verbose, rerank_progress,
+                                  final_text, encodable_output, render_answer, render_overview, render_summary, render_verbose, rerank_progress,
                                   save as save_answers, shown, streaming)
 from assistant.errors import AssistantError
 
@@ -579,24 +578,8 @@ def chat(
 
 
 def main() -> None:
-    _encodable_output()
+    encodable_output()
     app()
-
-
-def _encodable_output() -> None:
-    """Output to a stream whose encoding cannot write every character (PYTHONIOENCODING=ascii, a latin-1 locale)
-    shows what it cannot write as "?" (a title's "ü"), instead of a traceback half-way through a listing; JSON is
-    written with \\u escapes there (render.print_json), which every encoding can write."""
-    import codecs
-
-    for stream in (sys.stdout, sys.stderr):
-        encoding = getattr(stream, "encoding", None) or ""
-        try:
-            utf = codecs.lookup(encoding).name.startswith("utf")
-        except LookupError:
-            utf = False
-        if not utf and hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="replace")
 
 
 if __name__ == "__main__":

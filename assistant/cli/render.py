@@ -420,3 +420,19 @@ def save(answers, path, settings, force: bool = False) -> None:
 
     fmt = save_answers(answers, path, settings, force=force)
     err.print(Text.assemble((f"Saved {fmt} to ", "dim"), linked(str(path), path.resolve().as_uri())))
+
+
+def encodable_output() -> None:
+    """Output to a stream whose encoding cannot write every character (PYTHONIOENCODING=ascii, a latin-1 locale)
+    shows what it cannot write as "?" (a title's "ü"), instead of a traceback half-way through a listing; JSON is
+    written with \\u escapes there (render.print_json), which every encoding can write."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or ""
+        try:
+            utf = codecs.lookup(encoding).name.startswith("utf")
+        except LookupError:
+            utf = False
+        if not utf and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
