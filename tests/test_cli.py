@@ -658,3 +658,10 @@ def test_a_streamed_answer_that_broke_off_ends_its_display_without_the_mark_prin
     assert final_text(cut) == "FL is private [1]."
     whole = Answer(question="q", text="A.\n\nB [1].", mode="llm", answerable=True)
     assert final_text(whole) == whole.text
+
+
+@pytest.mark.parametrize("criterion", ["how many papers", "papers", "work"])
+def test_which_refuses_a_criterion_that_is_only_framing(mini_index, criterion):
+    """`which "how many papers"` printed "0 papers match how many papers"; `which papers` listed two papers."""
+    res = run("which", criterion, "--index-dir", str(mini_index))
+    assert res.exit_code == 3 and "names nothing papers do or are about" in " ".join(res.stderr.split())

@@ -20,7 +20,7 @@ from assistant.store.opening import open_index
 __all__ = [
     "ingest_paths", "retriever", "search", "ask", "conversation", "chat_store", "list_papers", "get_paper", "Library",
     "remove_papers", "doctor", "which", "summarize", "corpus_map", "check_save_target", "save_answers",
-    "storage_error", "scrubbed", "require_words", "require_positive", "pointed",
+    "storage_error", "scrubbed", "require_words", "require_positive", "require_topic", "pointed",
     # for showing corpus and model text: LaTeX made readable, made inert for a terminal, cut at a word
     "EXTRACTIVE_LABEL", "UNSURE_NOTE", "CHECK_CLAIMS", "invalid_citations_note", "readable", "for_terminal", "json_for_terminal", "clip",
 ]
@@ -80,6 +80,21 @@ def require_positive(criterion: str) -> str:
         raise InputError(f"`which` finds papers by what they say they do, so it cannot leave out those that do "
                          f"something ({criterion!r}); ask for what they do (without the \"not\" or \"except\" part) "
                          "and read the papers it leaves out")
+    return criterion
+
+
+def require_topic(criterion: str) -> str:
+    """``criterion`` when it names something papers do or are about; InputError when it is only framing ("how many
+    papers", "papers"), which listed two arbitrary papers or "0 papers match how many papers"."""
+    from assistant.qa.synthesis import strip_leadin
+    from assistant.search.decide import framing_terms
+    from assistant.text.terms import stem_terms
+
+    if not set(stem_terms(strip_leadin(criterion))) - framing_terms():
+        from assistant.errors import InputError
+
+        raise InputError(f"the criterion {criterion!r} names nothing papers do or are about; say what to look for, "
+                         "e.g. \"how many papers propose a benchmark\"")
     return criterion
 
 
@@ -187,7 +202,7 @@ class Library:
     def which(self, criterion: str):
         from assistant.qa.synthesis import which as which_fn
 
-        criterion = require_positive(require_words(criterion, "criterion"))
+        criterion = require_topic(require_positive(require_words(criterion, "criterion")))
         with self._lock:
             return which_fn(self.retriever, criterion, self.settings)
 
@@ -282,7 +297,7 @@ def doctor(settings: Settings, repair: bool = False) -> dict:
 def which(criterion: str, settings: Settings, progress: Progress | None = None):
     from assistant.qa.synthesis import which as which_fn
 
-    criterion = require_positive(require_words(criterion, "criterion"))
+    criterion = require_topic(require_positive(require_words(criterion, "criterion")))
     return which_fn(retriever(settings, progress), criterion, settings)
 
 
