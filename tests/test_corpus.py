@@ -519,3 +519,16 @@ def test_latex_a_reader_sees_is_read_whole():
             r"Kurdyka--\L{}ojasiewicz condition, both $\textbf{\textit{(i)} compression-aware and \textit{(ii)} robust}$.")
     assert readable(text) == ("We prove that ‖θ_n - θ^⋆‖ = O(1/n) under the Kurdyka–Łojasiewicz condition, both "
                               "(i) compression-aware and (ii) robust.")
+
+
+def test_a_markdown_reading_list_titles_each_abstract_with_its_heading(tmp_path):
+    """Each "## Heading" of a reading list was a paper of its own ("## GraphMixer"), and the abstract under it had a
+    derived title."""
+    f = tmp_path / "reading.md"
+    f.write_text("# Reading list\n\n## GraphMixer: Subgraph Attention\n\nWe propose GraphMixer, a graph network.\n\n"
+                 "## Second\n\nAnother abstract here.\n\nA third abstract without a heading.\n")
+    papers, _ = load_papers([f])
+    assert [(p.title, p.abstract) for p in papers] == [
+        ("GraphMixer: Subgraph Attention", "We propose GraphMixer, a graph network."),
+        ("Second", "Another abstract here."), (papers[2].title, "A third abstract without a heading.")]
+    assert papers[2].title_derived and not papers[0].title_derived

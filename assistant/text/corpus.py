@@ -163,8 +163,12 @@ def parse_text_list(path: Path, text: str, report: ParseReport | None = None) ->
         report.notes.append(f"{path}: its first line reads as an abstract, not as the list's header line: read as "
                             "the first abstract (put a title line first, e.g. \"My reading list\", to silence this)")
     papers = []
+    heading = None  # a Markdown heading alone in its paragraph ("## GraphMixer: ...") titles the abstract after it
     for number, para in enumerate(_PARA_SPLIT.split(body), 1):
         lines = [line for line in para.split("\n") if line.strip()]
+        if len(lines) == 1 and _MD_HEADING.match(lines[0]):
+            heading = _MD_HEADING.sub("", lines[0]).strip()
+            continue
         if len(lines) > 1 and all(len(line.strip()) >= UNWRAPPED_LINE for line in lines):
             report.notes.append(f"{path}: paragraph {number} holds {len(lines)} paragraph-long lines: read as "
                                 f"{len(lines)} abstracts, one a line (separate abstracts by a blank line)")
@@ -175,9 +179,13 @@ def parse_text_list(path: Path, text: str, report: ParseReport | None = None) ->
             if not abstract:
                 continue
             position = len(papers) + 1
-            papers.append(replace(_make_paper(positional_id(path, position), None, abstract, str(path.name),
+            papers.append(replace(_make_paper(positional_id(path, position), heading, abstract, str(path.name),
                                               position, {"collection": header} if header else {}), numbered=True))
+            heading = None
     return papers
+
+
+_MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?=\S)")
 
 
 def _is_header(first: str, body: str) -> bool:
