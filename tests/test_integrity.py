@@ -538,3 +538,28 @@ def test_advice_for_a_chroma_server_names_the_server(tmp_path):
                    Settings(index_dir=tmp_path / "cache", chroma_url="http://admin:hunter2@127.0.0.1:8765"))
     assert said.endswith(f"(add --chroma-url 'http://***@127.0.0.1:8765' --index-dir {tmp_path / 'cache'} to each "
                          "command)") and "hunter2" not in said
+
+
+def test_a_first_build_cut_before_its_first_commit_is_no_index_and_the_default_one_is_built(tmp_path, monkeypatch):
+    """Ctrl-C during the first `ask` (building the bundled corpus) left a lock and an empty Chroma store: every
+    command then said "not empty but holds no index", and doctor --repair wrote a manifest of 0 papers, after which
+    the index was "ok" and answered nothing."""
+    import chromadb
+
+    def cut(where):
+        (where / "chroma").mkdir(parents=True)
+        chromadb.PersistentClient(path=str(where / "chroma"))  # what the build had made when Ctrl-C came
+        (where / ".lock").touch()
+
+    named = tmp_path / "named"
+    cut(named)
+    res = run("papers", "--index-dir", named)  # a directory named on the command line: no bundled build
+    assert res.exit_code == 4 and has(error_line(res), "no index at", "assistant ingest")
+    res = run("doctor", "--repair", "--index-dir", named)
+    assert res.exit_code == 4 and has(res.stdout, "not repaired", "first build was cut off")
+    assert not (named / "manifest.json").exists()
+    default = tmp_path / "default"
+    cut(default)
+    monkeypatch.setenv("ASSISTANT_INDEX_DIR", str(default))  # the default directory: built on first use
+    res = run("papers", "--json")
+    assert res.exit_code == 0 and len(json.loads(res.stdout)) == 95

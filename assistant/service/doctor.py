@@ -43,7 +43,8 @@ def _run(name: str, fn, settings: Settings) -> dict:
     except Exception as exc:  # doctor reports every failure instead of stopping at the first
         from assistant.endpoint import scrub
 
-        detail, ok, code = scrub(str(exc), settings), False, getattr(exc, "exit_code", 1)
+        # whole: its fix ends it ("...; fix with: assistant doctor --repair" was cut at 300 characters)
+        detail, ok, code = scrub(str(exc), settings, limit=4000), False, getattr(exc, "exit_code", 1)
     return {"check": name, "ok": ok, "detail": detail, "ms": round((time.perf_counter() - started) * 1000)} | (
         {} if ok else {"exit_code": code})
 

@@ -26,13 +26,18 @@ from assistant.errors import IndexStoreError
 from assistant.store.faults import (BUNDLED, disk_full, disk_full_error, ingest_command, rebuild_advice,
                                     source_names)
 from assistant.store.server_lock import server_lock, server_lock_holder
-from assistant.store.layout import BM25, CHATS, CHROMA, CHROMA_FILE, LOCK, PLACEHOLDER, SENTENCES, VECTORS
+from assistant.store.layout import BM25, CHATS, CHROMA, CHROMA_FILE, LOCK, PLACEHOLDER, SENTENCES, SNAPSHOT, VECTORS
 
 META = "assistant_meta"
 #: Files a directory may hold and still count as holding no index (caches, the lock file, the clone's placeholder).
 IGNORABLE = {LOCK, CHATS, SENTENCES, PLACEHOLDER}
 NOT_AN_INDEX = ("{where} is not empty but holds no index (no manifest.json, no papers); build one with: assistant "
                 "ingest [PATHS], or point ASSISTANT_INDEX_DIR at an empty directory")
+
+
+FIRST_BUILD_CUT = ("no index at {where} (its store holds nothing: a first build was cut off); build one with: "
+                   "assistant ingest [PATHS] (the default index directory is built from the bundled corpus by the next "
+                   "command)")
 
 
 class NoIndex(IndexStoreError):
@@ -42,6 +47,16 @@ class NoIndex(IndexStoreError):
     def __init__(self, message: str, resume_bundled: bool = False):
         super().__init__(message)
         self.resume_bundled = resume_bundled
+
+
+def nothing_committed(index, now: dict | None = None) -> bool:
+    """Whether a local index directory never saw a commit: no manifest, no papers.json, no journal, and a store of no
+    papers. A first build cut off before its first commit (Ctrl-C during the first `ask`) leaves that: an empty
+    store and its lock. It is no index, as an empty directory is, and the default one is built on first use (it was
+    stuck: "not empty but holds no index", and doctor --repair made it an index of 0 papers)."""
+    return not index.remote and index.manifest is None and index.manifest_error is None \
+        and not (index.dir / SNAPSHOT).exists() and (now or live(index))["papers"] == 0 \
+        and meta_get(index, "journal") is None
 
 
 def holds_nothing(path: Path) -> bool:
@@ -296,6 +311,8 @@ def damage(index, journal: dict | None) -> IndexStoreError:
         return IndexStoreError(f"{index.manifest_error}; the {now['papers']} papers in the Chroma store are intact: "
                                "restore the manifest with: assistant doctor --repair")
     if m is None:
+        if nothing_committed(index, now):
+            return NoIndex(FIRST_BUILD_CUT.format(where=where))
         if now["papers"] == 0:
             return IndexStoreError(NOT_AN_INDEX.format(where=where))
         return IndexStoreError(f"{where} holds {now['papers']} papers but no manifest.json (deleted?); restore it "

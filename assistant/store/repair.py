@@ -42,6 +42,8 @@ def inspect(settings: Settings) -> dict:
 
     index = Index(settings, check=False)
     now = integrity.live(index)
+    if integrity.nothing_committed(index, now):
+        raise integrity.NoIndex(integrity.FIRST_BUILD_CUT.format(where=index.dir))
     m, problems = index.manifest, []
     state, journal = integrity.meta_get(index, "state"), integrity.meta_get(index, "journal")
     if index.manifest_error is not None:
@@ -99,6 +101,8 @@ def repair(settings: Settings) -> tuple[list[str], list[str]]:
         actions = [] if settings.index.chroma_url else recover_aside(local_dir(settings))
         index = open_for_write(settings, held, rebuild=False, create=False)
         actions += finish_pending(index, settings)
+        if integrity.nothing_committed(index):  # a manifest of 0 papers would make it "ok" and empty
+            return actions, [integrity.FIRST_BUILD_CUT.format(where=index.dir)]
         journal = integrity.meta_get(index, "journal")
         _mend_manifest(index, journal, actions)
         index.check_manifest(index.manifest)
