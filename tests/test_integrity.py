@@ -563,3 +563,29 @@ def test_a_first_build_cut_before_its_first_commit_is_no_index_and_the_default_o
     monkeypatch.setenv("ASSISTANT_INDEX_DIR", str(default))  # the default directory: built on first use
     res = run("papers", "--json")
     assert res.exit_code == 0 and len(json.loads(res.stdout)) == 95
+
+
+def test_a_write_over_a_file_size_limit_is_one_line_and_the_next_command_finishes_it(mini_index, tmp_path):
+    """`ulimit -f` (or a quota) under an ingest: Chroma's "disk I/O error" came out as a 110-line traceback."""
+    import resource
+
+    idx = tmp_path / "idx"
+    shutil.copytree(mini_index, idx)
+    more = tmp_path / "more.jsonl"
+    more.write_text("".join(json.dumps({"id": f"m{i}", "abstract": f"Study {i} of graph sampling: we propose method {i} "
+                                        f"for node {i} classification and report {i} percent gains on benchmarks. " * 6})
+                            + "\n" for i in range(60)))
+    limit = max(p.stat().st_size for p in idx.rglob("*") if p.is_file()) + 4096
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = {**os.environ, "ORT_DISABLE_TELEMETRY": "1", "ASSISTANT_RERANK": "off"}
+    res = subprocess.run([sys.executable, "-m", "assistant", "ingest", str(more), "--index-dir", str(idx)],
+                         capture_output=True, text=True, env=env, preexec_fn=small_files, timeout=600)
+    assert res.returncode != 0 and "Traceback" not in res.stderr and "\u2502" not in res.stderr, res.stderr[-1500:]
+    assert res.stderr.strip().splitlines()[-1].startswith("Error: ")
+    res = run("papers", "--json", "--index-dir", idx)
+    assert res.exit_code == 0 and len(json.loads(res.stdout)) in (6, 66)  # before it, or finished by this read
+    assert run("ingest", more, "--index-dir", idx).exit_code == 0
+    assert len(json.loads(run("papers", "--json", "--index-dir", idx).stdout)) == 66

@@ -191,4 +191,8 @@ def translate(exc: BaseException, settings) -> IndexStoreError | None:
         return read_only_error(where)
     if module == "chromadb" and disk_full(where):  # Chroma names a full disk "Error in compaction"
         return disk_full_error(where)
+    if "disk i/o error" in text or "(code: 778)" in text:  # SQLite's SQLITE_IOERR_WRITE: a quota or file-size limit
+        return IndexStoreError(f"the Chroma store in {where} could not write (disk I/O error: a full disk, a quota or "
+                               "a file-size limit such as ulimit -f?); what was committed is intact: lift the limit "
+                               "or free space, then run the command again (an ingest resumes where it stopped)")
     return None
