@@ -589,3 +589,20 @@ def test_a_write_over_a_file_size_limit_is_one_line_and_the_next_command_finishe
     assert res.exit_code == 0 and len(json.loads(res.stdout)) in (6, 66)  # before it, or finished by this read
     assert run("ingest", more, "--index-dir", idx).exit_code == 0
     assert len(json.loads(run("papers", "--json", "--index-dir", idx).stdout)) == 66
+
+
+def test_a_damaged_store_with_its_papers_json_is_repaired_not_re_ingested(mini_index, tmp_path):
+    """chroma.sqlite3 truncated: the advice was to move the index aside and re-ingest from files that may be gone,
+    though papers.json holds every paper and doctor --repair re-embeds them once the store is out of the way."""
+    idx = tmp_path / "idx"
+    shutil.copytree(mini_index, idx)
+    store = idx / "chroma" / "chroma.sqlite3"
+    with open(store, "r+b") as f:
+        f.truncate(store.stat().st_size // 3)
+    res = run("papers", "--index-dir", idx)
+    said = error_line(res)
+    assert res.exit_code == 4 and has(said, "mv", "chroma.damaged", "doctor --repair", "papers.json")
+    assert not has(said, "re-ingest")
+    shutil.move(str(idx / "chroma"), str(idx / "chroma.damaged"))
+    assert run("doctor", "--repair", "--index-dir", idx).exit_code == 0
+    assert top_hit(idx)[0] == "mini#2" and len(json.loads(run("papers", "--json", "--index-dir", idx).stdout)) == 6

@@ -177,9 +177,14 @@ class Index(LexicalSide, VectorSide, SentenceSide):
             return chromadb.PersistentClient(path=str(self.dir / CHROMA),
                                              settings=ChromaSettings(anonymized_telemetry=False))
         except Exception as exc:  # chroma raises several types for a damaged or foreign directory
-            known = faults.translate(exc, self.settings)
-            if known is not None:
+            known = faults.translate(exc, self.settings) or (faults.disk_full_error(self.dir)
+                                                              if faults.disk_full(self.dir) else None)
+            if known is not None:  # a full disk is not damage: moving the index aside was the costly wrong advice
                 raise known from exc
+            if (self.dir / SNAPSHOT).is_file():  # the papers are in papers.json: a repair re-embeds them
+                raise IndexStoreError(f"cannot open the Chroma store in {self.dir}: {exc}; move {self.dir / CHROMA} "
+                                      f"aside (mv {self.dir / CHROMA} {self.dir / CHROMA}.damaged), then run: "
+                                      "assistant doctor --repair (it re-embeds the papers from papers.json)") from exc
             raise IndexStoreError(f"cannot open the Chroma store in {self.dir}: {exc}; move {self.dir} aside "
                                   f"and re-ingest with: {integrity.ingest_command(self._sources())}") from exc
 
