@@ -606,3 +606,14 @@ def test_a_damaged_store_with_its_papers_json_is_repaired_not_re_ingested(mini_i
     shutil.move(str(idx / "chroma"), str(idx / "chroma.damaged"))
     assert run("doctor", "--repair", "--index-dir", idx).exit_code == 0
     assert top_hit(idx)[0] == "mini#2" and len(json.loads(run("papers", "--json", "--index-dir", idx).stdout)) == 6
+
+
+def test_an_index_directory_linking_to_nothing_says_so(tmp_path):
+    """An index on a drive not mounted (a link to nothing): "no index at dang; build one with: assistant ingest",
+    then that ingest failed with "File exists: dang" (exit 1)."""
+    link = tmp_path / "dang"
+    link.symlink_to(tmp_path / "unmounted" / "index")
+    for cmd in (["papers"], ["ingest", FIXTURES / "mini.txt"], ["search", "reasoning"]):
+        res = run(*cmd, "--index-dir", link)
+        assert res.exit_code == 4 and has(error_line(res), "a link to", "does not exist", "mounted"), cmd
+    assert not (tmp_path / "unmounted").exists()

@@ -48,11 +48,23 @@ def permission_error(path: Path, index_dir: Path) -> IndexStoreError:
                            "re-ingesting")
 
 
+def check_link(index_dir: Path) -> None:
+    """Refuse an index directory that is a link to nothing (an index on a drive not mounted): "no index there;
+    build one with: assistant ingest", then "File exists" from the ingest, sent the user round in a circle."""
+    path = Path(index_dir)
+    for link in (path, *path.parents):
+        if link.is_symlink() and not link.exists():
+            raise IndexStoreError(f"the index directory {path} goes through {link}, a link to {os.readlink(link)}, "
+                                  "which does not exist (is its drive mounted?); mount it, or point the link "
+                                  "elsewhere")
+
+
 def check_access(index_dir: Path) -> None:
     """Refuse, with the fix, an index whose Chroma store this user cannot read and write: a permission to give
     (or, on a read-only file system, a copy to make), never damage to re-ingest over."""
     from assistant.store.layout import CHROMA, CHROMA_FILE
 
+    check_link(index_dir)
     store = index_dir / CHROMA
     for path, read in ((index_dir, os.R_OK | os.X_OK), (store, os.R_OK | os.X_OK), (store / CHROMA_FILE, os.R_OK)):
         if path.exists() and not os.access(path, read):

@@ -88,6 +88,8 @@ class Index(LexicalSide, VectorSide, SentenceSide):
         if self.remote:
             # the server holds everything shared (collections + manifest); self.dir only caches BM25
             self.client = self._client()
+        else:
+            faults.check_link(self.dir)  # a link to an unmounted drive: said as such, not "no index here"
         self._manifest_mark = self._stat_manifest()  # what follow() compares with (local mode)
         try:
             manifest = self.read_manifest()

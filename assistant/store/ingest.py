@@ -67,6 +67,7 @@ def write_lock(index_dir: Path, wait: bool = True):
     """The index's write lock; ``wait``: try for ~1 s (a reader's probe holds it for microseconds), else once."""
     import fcntl
 
+    faults.check_link(index_dir)
     index_dir.mkdir(parents=True, exist_ok=True)
     fh = open(index_dir / LOCK, "a")
     attempts = 20 if wait else 1
