@@ -665,3 +665,10 @@ def test_which_refuses_a_criterion_that_is_only_framing(mini_index, criterion):
     """`which "how many papers"` printed "0 papers match how many papers"; `which papers` listed two papers."""
     res = run("which", criterion, "--index-dir", str(mini_index))
     assert res.exit_code == 3 and "names nothing papers do or are about" in " ".join(res.stderr.split())
+
+
+def test_a_json_command_that_fails_says_why_on_stdout_too(mini_index):
+    """With --json an error left stdout empty: a script had to parse the stderr line to learn why."""
+    res = run("show", "nope#1", "--json", "--index-dir", str(mini_index))
+    data = json.loads(res.stdout)
+    assert res.exit_code == 3 == data["exit_code"] and "nope#1" in data["error"] and res.stderr.startswith("Error:")

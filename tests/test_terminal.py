@@ -8,13 +8,23 @@ import pytest
 pexpect = pytest.importorskip("pexpect")
 
 
-def _chat(index_dir, tmp_path):
-    """The real chat REPL in a pseudo-terminal, 100 x 40."""
+def _chat(index_dir, tmp_path, history=None):
+    """The real chat REPL in a pseudo-terminal, 100 x 40 (input history in ``history``, else tmp_path/history)."""
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TERM": "xterm", "COLUMNS": "100", "LINES": "40",
-           "ASSISTANT_HISTORY_FILE": str(tmp_path / "history"), "ORT_DISABLE_TELEMETRY": "1",
+           "ASSISTANT_HISTORY_FILE": str(history or tmp_path / "history"), "ORT_DISABLE_TELEMETRY": "1",
            "PROMPT_TOOLKIT_NO_CPR": "1"}
     return pexpect.spawn(sys.executable, ["-m", "assistant", "chat", "--index-dir", str(index_dir)],
                          env=env, encoding="utf-8", timeout=90, dimensions=(40, 100))
+
+
+def _ask_and_leave(child) -> None:
+    """At the prompt: ask what the mini corpus answers from mini#2, then leave with Ctrl-D."""
+    child.expect("assistant>")
+    child.sendline("What does Mixture-of-Thought reason with?")
+    child.expect("mini#2")
+    child.expect("assistant>")
+    child.sendeof()
+    child.expect(pexpect.EOF)
 
 
 def test_interactive_chat_session(mini_index, tmp_path):
@@ -47,12 +57,7 @@ def test_ctrl_c_clears_the_line_and_ctrl_d_leaves(mini_index, tmp_path):
         child.send("half a question about nothi")
         child.sendintr()  # Ctrl-C: the half-typed line is dropped, the chat goes on
         child.expect("Ctrl-D or /exit to leave")
-        child.expect("assistant>")
-        child.sendline("What does Mixture-of-Thought reason with?")
-        child.expect("mini#2")
-        child.expect("assistant>")
-        child.sendeof()
-        child.expect(pexpect.EOF)
+        _ask_and_leave(child)
     finally:
         child.close()
     assert child.exitstatus == 0
@@ -118,18 +123,10 @@ def test_a_history_file_that_cannot_be_written_turns_history_off_in_one_line(min
     """ASSISTANT_HISTORY_FILE naming a folder: prompt_toolkit printed a traceback and ate the question typed."""
     folder = tmp_path / "a folder"
     folder.mkdir()
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TERM": "xterm", "ASSISTANT_HISTORY_FILE": str(folder),
-           "ORT_DISABLE_TELEMETRY": "1", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    child = pexpect.spawn(sys.executable, ["-m", "assistant", "chat", "--index-dir", str(mini_index)], env=env,
-                          encoding="utf-8", timeout=90, dimensions=(40, 100))
+    child = _chat(mini_index, tmp_path, history=folder)
     try:
         child.expect("Input history is off for this chat")
-        child.expect("assistant>")
-        child.sendline("What does Mixture-of-Thought reason with?")
-        child.expect("mini#2")
-        child.expect("assistant>")
-        child.sendeof()
-        child.expect(pexpect.EOF)
+        _ask_and_leave(child)
     finally:
         child.close()
     assert child.exitstatus == 0 and "Traceback" not in (child.before or "")

@@ -82,6 +82,8 @@ def handle_errors(fn):
                 raise
             said = _pointed(_scrubbed(str(exc)), kwargs.get("index_dir"))
             err.print(f"[bold red]Error:[/] {escape(said, one_line=True)}")
+            if kwargs.get("as_json"):  # a script reading stdout learns why too, not from an empty output
+                print_json({"error": said, "exit_code": exc.exit_code})
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             err.print("Interrupted.")
