@@ -532,3 +532,64 @@ def test_a_markdown_reading_list_titles_each_abstract_with_its_heading(tmp_path)
         ("GraphMixer: Subgraph Attention", "We propose GraphMixer, a graph network."),
         ("Second", "Another abstract here."), (papers[2].title, "A third abstract without a heading.")]
     assert papers[2].title_derived and not papers[0].title_derived
+
+
+F = "We propose FooNet, a convolutional network for tabular data. FooNet outperforms gradient boosting on ten benchmarks."
+B = ("Graph neural networks are studied for molecule property prediction. We introduce BarGNN, which uses message "
+     "passing with attention.")
+Q = "Diffusion models are slow at sampling. We present QuickDiff, a distillation method that samples in four steps."
+
+
+@pytest.mark.parametrize("layout, titles", [
+    (f"{F}\n\n{B}\n\n{Q}\n", [None, None, None]),  # no title line, short abstracts: the first was lost
+    (f"Reading list\n{F}\n{B}\n{Q}\n", [None, None, None]),  # one a line, short lines: one paper of three
+    (f"{F}\n{B}\n{Q}\n", [None, None, None]),
+    (f"# Reading list\n## FooNet: Conv Nets\n{F}\n## BarGNN\n{B}\n## QuickDiff\n{Q}\n", ["FooNet: Conv Nets", "BarGNN",
+                                                                                      "QuickDiff"]),
+    (f"## FooNet: Conv Nets\n\n{F}\n\n## Nothing under me\n\n## BarGNN\n{B}\n\n{Q}\n", ["FooNet: Conv Nets", "BarGNN",
+                                                                                      None]),
+    (f"Reading list\nCompiled by Jane Doe, March 2024\n\n{F}\n\n{B}\n\n{Q}\n", [None, None, None]),  # no phantom paper
+    (f"Reading list\n\n- {F}\n- {B[:B.index(' We ')]}\n  {B[B.index(' We ') + 1:]}\n* {Q}\n", [None, None, None]),
+    (f"Reading list\n\n1. {F}\n2. {B}\n3) {Q}\n", [None, None, None]),
+    (f"Reading list\n\nFooNet: Conv Nets\n\n{F}\n\nTitle: BarGNN\nAuthors: Smith, John; Doe, Jane\nAbstract: {B}\n\n{Q}\n",
+     ["FooNet: Conv Nets", "BarGNN", None]),
+])
+def test_a_text_list_is_read_as_its_layout_says(tmp_path, layout, titles):
+    """A re-test of the text lists found short abstracts lost or merged, headings glued into abstracts, a second
+    header line made a paper, bullets and labelled blocks read as one abstract with their markers."""
+    f = tmp_path / "list.md"
+    f.write_text(layout)
+    papers, _ = load_papers([f])
+    assert [p.abstract for p in papers] == [F, B, Q]
+    assert [None if p.title_derived else p.title for p in papers] == titles
+    if "Authors:" in layout:
+        assert papers[1].authors == ("Smith, John", "Doe, Jane")
+
+
+def test_a_word_broken_at_a_line_end_and_an_abstract_about_html_are_read_as_written(tmp_path):
+    f = tmp_path / "list.txt"
+    f.write_text("Reading list\n\nWe study high-\nresolution images with a state-of-the-\nart network.\n")
+    assert load_papers([f])[0][0].abstract == "We study high-resolution images with a state-of-the-art network."
+    g = tmp_path / "html.jsonl"
+    g.write_text(json.dumps({"id": "h", "abstract": 'We parse <div class="x"> and <br> tags &amp; more.'}) + "\n")
+    assert load_papers([g])[0][0].abstract == 'We parse <div class="x"> and <br> tags & more.'
+
+
+def test_authors_written_surname_first_with_particles_or_initials_stay_whole(tmp_path):
+    from assistant.text.corpus import split_authors
+
+    assert split_authors("van der Berg, Anna and de la Cruz, Maria") == ["van der Berg, Anna", "de la Cruz, Maria"]
+    assert split_authors("Smith, J., Doe, J. and Lee, E.") == ["Smith, J.", "Doe, J.", "Lee, E."]
+    assert split_authors("Alice Smith, Bob Jones and Carol White") == ["Alice Smith", "Bob Jones", "Carol White"]
+    f = tmp_path / "a.jsonl"
+    f.write_text(json.dumps({"id": "a", "abstract": "Text.", "authors": [{"literal": "The ATLAS Collaboration"},
+                                                                         {"first": "John", "last": "Smith"}]}) + "\n")
+    assert load_papers([f])[0][0].authors == ("The ATLAS Collaboration", "John Smith")
+
+
+def test_strict_on_a_utf8_file_with_a_damaged_byte_does_not_advise_converting_it_from_windows_1252(tmp_path):
+    f = tmp_path / "damaged.txt"
+    f.write_bytes("Header\n\nCaf\u00e9 na\u00efve abstract \xff about things.\n".encode("utf-8").replace(b"\xc3\xbf", b"\xff"))
+    with pytest.raises(InputError, match="UTF-8 but for a damaged byte") as err:
+        load_papers([f], strict=True)
+    assert "iconv" not in str(err.value)

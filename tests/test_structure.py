@@ -233,7 +233,7 @@ def test_english_word_lists_live_in_one_module():
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and alternation.search(node.value) \
-                    and "\\\\(" not in node.value and not node.value.startswith("</?"):
+                    and "\\\\(" not in node.value and not node.value.startswith("</"):
                 found.append(f"{module}:{node.lineno}: {node.value[:60]}")
             elif isinstance(node, (ast.Set, ast.Tuple, ast.List)) and len(node.elts) >= 6 and all(
                     isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.isalpha() and e.value.islower()

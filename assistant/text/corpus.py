@@ -15,6 +15,7 @@ import hashlib
 import io
 import json
 import re
+import shlex
 import unicodedata
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -39,7 +40,6 @@ ABSTRACT_FIELDS = ("abstract", "text", "summary")
 MAX_ABSTRACT_CHARS = 20_000
 
 _URL_RE = re.compile(r"https?://[^\s<>\"'()\[\]{}]+[^\s<>\"'()\[\]{}.,;:!?]")
-_PARA_SPLIT = re.compile(r"\n[ \t\r\f\v]*\n")
 
 
 @dataclass
@@ -109,10 +109,14 @@ def _not_utf8(path: Path, data: bytes, at: int, report: ParseReport, strict: boo
     """A file that is not UTF-8: read as Windows-1252 (what Excel and Windows editors save, Latin-1 within it)
     when no character in it is UTF-8's, else as UTF-8 with the bad bytes replaced (U+FFFD). Said as a note; with
     ``strict``, an InputError that says how to convert it."""
-    fix = f"convert it to UTF-8 (e.g. iconv -f cp1252 -t utf-8 {path.name} > fixed{path.suffix})"
-    if strict:
-        raise InputError(f"{path} is not UTF-8 (byte {at}); {fix}, or drop --strict to read it anyway")
-    if not _UTF8_MULTIBYTE.search(data):
+    quoted = shlex.quote(str(path))
+    fix = f"convert it to UTF-8 (e.g. iconv -f cp1252 -t utf-8 {quoted} > fixed{path.suffix})"
+    utf8 = bool(_UTF8_MULTIBYTE.search(data))
+    if strict:  # a UTF-8 file with a damaged byte is not Windows-1252: converting it would garble its accents
+        said = (f"{path} is UTF-8 but for a damaged byte at {at}; mend or delete that byte" if utf8
+                else f"{path} is not UTF-8 (byte {at}); {fix}")
+        raise InputError(f"{said}, or drop --strict to read it anyway")
+    if not utf8:
         report.notes.append(f"{path}: not UTF-8; read as Windows-1252 (Latin-1): if its accents look wrong, {fix}")
         return data.decode("cp1252", errors="replace")
     report.notes.append(f"{path}: invalid UTF-8 at byte {at}; the bytes that are not UTF-8 are shown as U+FFFD")
@@ -143,61 +147,24 @@ def positional_id(path: Path, n: int) -> str:
     return f"{path.stem}#{n}"
 
 
-#: A text list's first line is its header (a title, "ICLR 2026 Papers") when it is at most this long.
-HEADER_MAX = 200
-#: A line this long is a paragraph written on one line, not a wrapped line of one: a paragraph of several such
-#: lines is several abstracts, one a line.
-UNWRAPPED_LINE = 300
-
-
 def parse_text_list(path: Path, text: str, report: ParseReport | None = None) -> list[Paper]:
-    """A header line, then one abstract per blank-line-separated paragraph. A first line that reads as an
-    abstract's (longer than a header, or running on into the next line) is one, and a paragraph whose lines are
-    each a whole paragraph long is one abstract a line: both said in ``report``'s notes."""
+    """A plain-text or Markdown list (text/textlist.py): a header line, then one abstract per blank-line-separated
+    paragraph; what its layout says otherwise (no header line, one abstract a line, headings, bullets, labelled
+    blocks) is read so, and said in ``report``'s notes where it could surprise."""
+    from assistant.text.textlist import read_list
+
     report = report if report is not None else ParseReport()
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    first, _, body = text.partition("\n")
-    header = normalise_space(first)[:HEADER_MAX]
-    if not _is_header(first, body):
-        header, body = "", text
-        report.notes.append(f"{path}: its first line reads as an abstract, not as the list's header line: read as "
-                            "the first abstract (put a title line first, e.g. \"My reading list\", to silence this)")
+    found = read_list(text)
+    report.notes += [f"{path}: {note}" for note in found.notes]
     papers = []
-    heading = None  # a Markdown heading alone in its paragraph ("## GraphMixer: ...") titles the abstract after it
-    for number, para in enumerate(_PARA_SPLIT.split(body), 1):
-        lines = [line for line in para.split("\n") if line.strip()]
-        if len(lines) == 1 and _MD_HEADING.match(lines[0]):
-            heading = _MD_HEADING.sub("", lines[0]).strip()
-            continue
-        if len(lines) > 1 and all(len(line.strip()) >= UNWRAPPED_LINE for line in lines):
-            report.notes.append(f"{path}: paragraph {number} holds {len(lines)} paragraph-long lines: read as "
-                                f"{len(lines)} abstracts, one a line (separate abstracts by a blank line)")
-        else:
-            lines = [para]
-        for line in lines:
-            abstract = normalise_space(line)
-            if not abstract:
-                continue
-            position = len(papers) + 1
-            papers.append(replace(_make_paper(positional_id(path, position), heading, abstract, str(path.name),
-                                              position, {"collection": header} if header else {}), numbered=True))
-            heading = None
+    for entry in found.entries:
+        position = len(papers) + 1
+        record = {"collection": found.header} if found.header else {}
+        if entry.authors:
+            record["authors"] = entry.authors
+        papers.append(replace(_make_paper(positional_id(path, position), entry.title, entry.abstract, str(path.name),
+                                          position, record), numbered=True))
     return papers
-
-
-_MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?=\S)")
-
-
-def _is_header(first: str, body: str) -> bool:
-    """Whether a text list's first line is its header, not its first abstract's first line."""
-    line = first.strip()
-    if not line:
-        return True
-    if len(line) > HEADER_MAX:
-        return False
-    after = body.split("\n", 1)[0]
-    # a wrapped sentence goes on: "... privacy-preserving machine" / "learning framework ..."
-    return not (after.strip() and re.search(r"[a-z,;:\-–]$", line) and re.match(r"\s*[a-z(]", after))
 
 
 def _make_paper(pid: str, title: str | None, abstract: str, source: str, position: int, record: dict) -> Paper:
@@ -231,16 +198,29 @@ def _make_paper(pid: str, title: str | None, abstract: str, source: str, positio
 
 
 def split_authors(text: str) -> list[str]:
-    """An author string's names: "A; B", "A, B, and C", "A and B"; "Smith, John and Doe, Jane" (each name written
-    surname first, one word before its comma) keeps each whole, as does a lone "Hopper, Grace"."""
+    """An author string's names: "A; B", "A, B, and C", "A and B", "A & B"; names written surname first keep
+    whole: "Smith, John and Doe, Jane", "van der Berg, Anna", "Smith, J., Doe, J. and Lee, E."."""
     if ";" in text:
-        parts = text.split(";")
-    else:
-        parts = re.split(r",?\s+and\s+", text)
-        surname_first = all(p.count(",") == 1 and " " not in p.split(",")[0].strip() for p in parts)
-        if not surname_first:
-            parts = [name for part in parts for name in part.split(",")]
-    return [" ".join(p.split()) for p in parts if p.strip()]
+        return [" ".join(p.split()) for p in text.split(";") if p.strip()]
+    pieces = [p.strip() for p in re.split(r",|\s+(?:and|&)\s+", text) if p.strip() and p.strip() not in ("and", "&")]
+    # surname, given name(s), surname, given name(s), ...: every other piece a surname (one word, or particles and
+    # a word), and there are pairs to make
+    if len(pieces) % 2 == 0 and all(_surname(pieces[i]) for i in range(0, len(pieces), 2)) and (
+            all(_INITIALS.match(pieces[i]) for i in range(1, len(pieces), 2)) or len(pieces) == 2
+            or re.search(r",[^,]+\s+(?:and|&)\s+[^,]+,", text)):
+        return [f"{pieces[i]}, {pieces[i + 1]}" for i in range(0, len(pieces), 2)]
+    return [" ".join(p.split()) for p in pieces]
+
+
+_INITIALS = re.compile(r"^(?:[A-Z][a-z]?\.?[\s-]*)+$")
+
+
+def _surname(piece: str) -> bool:
+    """One word, perhaps after lower-case particles: "Smith", "van der Berg"."""
+    from assistant.text.english import NAME_PARTICLES
+
+    words = piece.split()
+    return bool(words) and all(w in NAME_PARTICLES for w in words[:-1]) and words[-1][:1].isupper()
 
 
 #: Other names exports give the known fields (Zotero's "Abstract Note" and "Author"); JSONL keys are read
@@ -262,13 +242,15 @@ def _known_names(rec: dict) -> dict:
 
 
 def _name_of(value) -> str | None:
-    """An author given as an object: {"name": ...} or {"given": ..., "family": ...} (CSL JSON, Crossref)."""
+    """An author given as an object: {"name"}, {"literal"} (a collaboration), {"given", "family"} (CSL JSON,
+    Crossref) or {"first", "last"}."""
     if isinstance(value, dict):
-        if isinstance(value.get("name"), str):
-            return value["name"]
-        given, family = value.get("given"), value.get("family")
-        if isinstance(family, str):
-            return f"{given} {family}" if isinstance(given, str) else family
+        for key in ("name", "literal"):
+            if isinstance(value.get(key), str):
+                return value[key]
+        for first, last in (("given", "family"), ("first", "last")):
+            if isinstance(value.get(last), str):
+                return f"{value[first]} {value[last]}" if isinstance(value.get(first), str) else value[last]
     return None
 
 
@@ -333,7 +315,7 @@ def _record_to_paper(rec: dict, path: Path, where: str, position: int, record_no
     notes: list[str] = []
     rec = _coerce_record(_known_names(_no_surrogates(rec)), where, notes)
     if notes and strict:
-        raise InputError(notes[0] + "; fix the record or drop --strict to skip bad fields")
+        raise InputError(notes[0].removesuffix("; ignored") + "; fix the record, or drop --strict to ignore the field")
     report.notes += notes
     pid = rec.get("id", rec.get("_id"))
     numbered = pid is None or str(pid).strip() == ""

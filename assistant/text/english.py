@@ -304,3 +304,12 @@ AUTHORS_DO = re.compile(r"(?:(?:in this (?:paper|work|study),?\s+)?we|this (?:pa
 #: NeurIPS, arXiv), or a word venues are named with.
 VENUE_SIGN = re.compile(r"\b(?:19|20)\d{2}\b|[A-Z]{2,}|[a-z][A-Z]|\b(?:Proceedings|Conference|Workshop|Journal|"
                         r"Transactions|Symposium|Letters|Review)\b")
+
+# --- What a plain-text list labels (text/textlist.py) ------------------------------------------------------------
+
+#: Labels of a "Title: ... / Authors: ... / Abstract: ..." block in a plain-text list.
+LIST_LABELS = ("title", "authors", "author", "abstract", "summary")
+
+#: Lower-case particles a surname written first may open with ("van der Berg, Anna", "de la Cruz, Maria").
+NAME_PARTICLES = ("van", "von", "der", "den", "de", "del", "della", "la", "le", "da", "di", "du", "dos", "das", "ter",
+                  "ten", "bin", "al", "el", "y")

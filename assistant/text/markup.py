@@ -16,10 +16,16 @@ _INLINE = re.compile(r"</?(?:b|i|em|strong|u|sup|sub|span|a|small|sc|italic|bold
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
 
+#: A closing formatting tag: the sign that a text is marked up, not about markup ("we parse <div class=x> and
+#: <br> tags" keeps its words).
+_CLOSING = re.compile(r"</(?:p|div|li|ul|ol|b|i|em|strong|u|sup|sub|span|a|small|sc|italic|bold|tt|"
+                      r"(?:jats|mml):[\w.-]+)\s*>", re.I)
+
+
 def without_markup(text: str) -> str:
-    """``text`` with its formatting tags dropped and its character references read ("&lt;attention&gt;" ->
-    "<attention>"): tags first, so that a tag written as an entity stays text."""
-    if "<" in text:
+    """``text`` with its formatting tags dropped, when it is marked up (it closes one), and its character references
+    read ("&lt;attention&gt;" -> "<attention>"): tags first, so that a tag written as an entity stays text."""
+    if "<" in text and _CLOSING.search(text):
         text = _INLINE.sub("", _BREAKING.sub(" ", text))
     if "&" in text:
         text = _ENTITY.sub(lambda m: html.unescape(m.group()), text)
