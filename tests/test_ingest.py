@@ -197,3 +197,21 @@ def test_an_abstract_another_file_already_holds_is_stored_once_across_runs_as_in
     assert sorted(_ids(idx)) == ["a#1", "a#2", "b#2"]
     res = run("ingest", "--rebuild", "--index-dir", idx)
     assert res.exit_code == 0 and "removed" not in res.stderr and sorted(_ids(idx)) == ["a#1", "a#2", "b#2"]
+
+
+def test_a_folder_read_again_after_a_file_was_deleted_says_its_papers_are_kept(tmp_path):
+    """A folder ingested again after one of its files was deleted: "0 new, 0 updated, 25 unchanged" and that file's
+    papers kept without a word."""
+    import shutil
+
+    folder, idx = tmp_path / "papers", tmp_path / "idx"
+    folder.mkdir()
+    shutil.copy(FIXTURES / "mini.txt", folder / "a.txt")
+    shutil.copy(FIXTURES / "mini_zh.txt", folder / "b.txt")
+    assert run("ingest", str(folder), "--index-dir", str(idx)).exit_code == 0
+    (folder / "b.txt").unlink()
+    res = run("ingest", str(folder), "--json", "--index-dir", str(idx))
+    assert res.exit_code == 0 and json.loads(res.stdout)["gone_files"] == ["b#1", "b#2", "b#3"]
+    res = run("ingest", str(folder), "--index-dir", str(idx))
+    assert "3 stored papers came from files no longer in the folder read; kept (remove them with: assistant remove " \
+           "b#1 b#2 b#3)" in " ".join(res.stderr.split())

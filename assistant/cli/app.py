@@ -192,6 +192,11 @@ def ingest(
         err.print(f"[yellow]kept:[/] {n} stored paper{'' if n == 1 else 's'} this read did not find "
                   f"({escape(', '.join(report.kept_unread[:10]))}{' ...' if n > 10 else ''}), since records of "
                   "the same file were skipped; fix them and ingest again to update or remove them")
+    if report.gone_files:
+        n = len(report.gone_files)
+        err.print(f"[yellow]note:[/] {n} stored paper{'' if n == 1 else 's'} came from files no longer in the folder "
+                  f"read; kept (remove them with: assistant remove {escape(' '.join(report.gone_files[:10]))}"
+                  f"{' ...' if n > 10 else ''})")
     for dropped, kept in parsed.duplicates + report.duplicates:
         err.print(f"[yellow]duplicate:[/] {escape(dropped)} has the same abstract as {escape(kept)}; stored once")
     chunks = f"{report.chunks} chunk{'' if report.chunks == 1 else 's'}"

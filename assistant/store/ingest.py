@@ -54,12 +54,14 @@ class IngestReport:
     kept_unread: list[str] = field(default_factory=list)
     #: (new paper left out, the stored paper of another file with the same abstract)
     duplicates: list[tuple[str, str]] = field(default_factory=list)
+    #: stored papers of a file no longer in a folder this ingest read (deleted or moved): kept, and said
+    gone_files: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"added": len(self.added), "updated": len(self.updated), "unchanged": len(self.unchanged),
                 "removed": len(self.removed), "chunks": self.chunks, "seconds": round(self.seconds, 2),
                 "embed_seconds": round(self.embed_seconds, 2), "recovered": list(self.recovered),
-                "kept_unread": list(self.kept_unread)}
+                "kept_unread": list(self.kept_unread), "gone_files": list(self.gone_files)}
 
 
 @contextlib.contextmanager
@@ -135,6 +137,7 @@ def _write(index: Index, papers: list[Paper], settings: Settings, progress: Prog
     dirty = index.manifest is not None and (integrity.meta_get(index, "journal") is not None
                                             or not integrity.consistent(index))
     plan, named, stems, existing = _plan(index, papers, report, history, partial)
+    report.gone_files = _gone_from_folders(index, read if read is not None else sources)
     token = None
     undo = journal.capture(index, plan.touched())
     if not index.remote:
@@ -233,6 +236,17 @@ def _without_stored_copies(named: list[Paper], abstracts: dict[str, str], origin
               and origins.get(held[key]) != p.origin}
     report.duplicates += list(copies.items())
     return [p for p in named if p.id not in copies]
+
+
+def _gone_from_folders(index: Index, read: list[str]) -> list[str]:
+    """Stored papers whose file was in a folder this ingest read and is there no longer: a folder read again after a
+    file was deleted kept its papers without a word."""
+    folders = [Path(r) for r in read if Path(r).is_dir()]
+    if not folders:
+        return []
+    return sorted(pid for pid, meta in paged(index.papers, ["metadatas"])
+                  if (origin := meta.get("origin")) and not origin.startswith("bundled/") and not Path(origin).exists()
+                  and any(f == Path(origin).parent or f in Path(origin).parents for f in folders))
 
 
 def _refuse_taken_ids(named: list[Paper], origins: dict[str, str | None]) -> None:
