@@ -191,6 +191,10 @@ class TuningSettings(_Group):
               "of the plateau of best balanced accuracy over the 27 answerable dev questions and absent topics "
               "(benchmarks/gate.py, removed; docs/log/research-log.md, 'Relevance gate').", ge=0.0, le=1.0)
     pool: int = _tuned(20, "Papers a question's decisions read; an area answer lists up to this many. Hand-set.", ge=1)
+    mend_max_letters: int = _tuned(
+        40, "The longest unknown word a typo is looked for in (its one-slip variants cost memory as its length "
+            "squared: a pasted 10,000-letter blob took 2.8 GB, 200,000 letters killed an MCP server). English "
+            "and field words are shorter; a longer one is searched as written. Hand-set.", ge=4)
     chroma_timeout: float = _tuned(120.0, "Seconds one request to a Chroma server may wait for its answer (connecting: "
                                           "10 s) before the command stops with 'lost the Chroma server'. Hand-set, "
                                           "generous: a server that accepts and never answers hung every command.",

@@ -183,3 +183,21 @@ def test_a_search_that_found_nothing_is_read_as_nothing_found_not_a_crash(retrie
     s = decide.signals(retriever, "federated learning", empty)
     assert s.question["sentence_coverage"] == 0.0 and s.question["top_cos"] == 0.0
     assert decide.answerable_probability(s) < decide.models()["answerable"].threshold
+
+
+def test_a_question_holding_one_huge_word_costs_what_any_question_does(mini_index):
+    """A pasted blob (one 30,000-letter word) in a question: looking for its typos built every one-slip variant,
+    memory growing as its length squared (2.8 GB at 10,000 letters; an MCP server was killed at 200,000). Under a
+    6 GB address-space limit it was a MemoryError traceback."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (6 * 2**30, 6 * 2**30))
+
+    res = subprocess.run([sys.executable, "-m", "assistant", "search", "federated " + "x" * 30_000, "--json",
+                          "--index-dir", str(mini_index)], capture_output=True, text=True, preexec_fn=limited,
+                         env={**os.environ, "ORT_DISABLE_TELEMETRY": "1"}, timeout=600)
+    assert res.returncode == 0 and "MemoryError" not in res.stderr, res.stderr[-1500:]

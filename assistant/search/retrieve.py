@@ -307,7 +307,8 @@ class Retriever:
         key = self._key(query)
         if key in self._mended:
             return self._mended[key]
-        unknown = [m for m in _PART.finditer(query) if len(m.group()) >= 4 and m.group().isalpha()
+        longest = self.settings.tuning.mend_max_letters
+        unknown = [m for m in _PART.finditer(query) if 4 <= len(m.group()) <= longest and m.group().isalpha()
                    and m.group().lower() not in vocabulary_words()
                    and not any(self.index.doc_freq(t) for t in stem_terms(m.group()))]
         mended = query
