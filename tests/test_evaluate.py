@@ -39,6 +39,18 @@ def test_question_file_errors_name_the_line(tmp_path):
     f.write_text("\n")  # an empty file printed a table of "-" with exit 0
     with pytest.raises(InputError, match="holds no questions"):
         load_questions(f)
+    # a re-test found tracebacks (an array, a number as the question, bytes not UTF-8) and a string of facts read
+    # letter by letter (coverage 1.0)
+    for text, said in (('[{"type": "none", "question": "q"}]', "not a JSON object"),
+                       ('{"type": "lookup", "question": 123, "gold": ["x"]}', "'question' must be text"),
+                       ('{"type": "lookup", "question": "q", "gold": ["x"], "answer_facts": "xq"}', "'answer_facts'"),
+                       ('{"type": "followup", "turns": "What is Qronos?", "gold": ["x"]}', "'turns' must be a list")):
+        f.write_text(text + "\n")
+        with pytest.raises(InputError, match=said):
+            load_questions(f)
+    f.write_bytes(b"\xff\xfe{\x00")
+    with pytest.raises(InputError, match="not UTF-8"):
+        load_questions(f)
 
 
 def test_a_gold_id_the_index_lacks_is_named_not_scored_as_a_miss(tmp_path, mini_index):

@@ -53,18 +53,36 @@ def _mean(xs: list[float]) -> float | None:
 # --- question files ---------------------------------------------------------------------------
 
 
+def _check_question(item, where: str) -> None:
+    """A question record's fields of the type eval reads them as (a number as the question was a traceback; a string
+    as 'answer_facts' was read letter by letter, scoring 1.0)."""
+    if not isinstance(item, dict):
+        raise InputError(f"{where}: not a JSON object (a question file holds one object per line, not an array)")
+    if "question" in item and not isinstance(item["question"], str):
+        raise InputError(f"{where}: 'question' must be text")
+    for name in ("turns", "answer_facts"):
+        value = item.get(name)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise InputError(f"{where}: '{name}' must be a list of strings")
+
+
 def load_questions(path: Path) -> list[dict]:
     path = Path(path)
     if not path.is_file():
         raise InputError(f"no such question file: {path}")
     items = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 text (byte {exc.start}); a question file is JSON Lines") from None
+    for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             item = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{lineno}: malformed JSON ({exc.msg})") from None
+            raise InputError(f"{path}:{lineno}: malformed JSON ({exc.msg}); one JSON object per line") from None
+        _check_question(item, f"{path}:{lineno}")
         if item.get("type") not in TYPES:
             raise InputError(f"{path}:{lineno}: unknown type {item.get('type')!r}; expected one of {', '.join(TYPES)}")
         if not (item.get("question") or item.get("turns")):
