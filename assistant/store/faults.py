@@ -118,7 +118,7 @@ def disk_full_error(path: Path, need: int | None = None) -> IndexStoreError:
 
 def server_lost_error(url: str, exc: BaseException, timeout: float | None = None) -> IndexStoreError:
     return IndexStoreError(f"lost the Chroma server at {url} ({what_failed(exc, timeout)}); start it again "
-                           f"({chroma_run(url)}) and retry: an interrupted ingest resumes where it stopped")
+                           f"({chroma_run(url)}) and run the command again (what was committed is intact)")
 
 
 def bound_requests(client, seconds: float) -> None:
@@ -163,7 +163,8 @@ def chroma_run(url: str) -> str:
         port = parsed.port or 8000
     except ValueError:
         port = 8000
-    return f"chroma run --host {parsed.hostname or '127.0.0.1'} --port {port}"
+    # with the folder it served: started without --path, Chroma serves an empty store, and the index seemed gone
+    return f"chroma run --path <its data folder> --host {parsed.hostname or '127.0.0.1'} --port {port}"
 
 
 def translate(exc: BaseException, settings) -> IndexStoreError | None:

@@ -171,7 +171,8 @@ class Index(LexicalSide, VectorSide, SentenceSide):
             except Exception as exc:
                 raise IndexStoreError(f"cannot reach the Chroma server at {self.remote} "
                                       f"({faults.what_failed(exc, self.settings.tuning.chroma_timeout)}); start it "
-                                      f"({faults.chroma_run(self.remote)}) or unset ASSISTANT_CHROMA_URL") from None
+                                      f"({faults.chroma_run(self.remote)}), or drop --chroma-url / ASSISTANT_CHROMA_URL to use a local "
+                                      "index") from None
         faults.check_access(self.dir)
         if self.dir.is_dir() and not os.access(self.dir, os.W_OK):
             raise faults.read_only_error(self.dir)
