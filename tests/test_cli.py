@@ -470,7 +470,8 @@ def test_chat_commands_read_their_arguments_and_refuse_what_they_do_not_take(bun
     script = (f"What is Qronos?\n/save \"{tmp_path / 'my notes.md'}\"\n/save {tmp_path / 't.md'} extra\n"
               "/clear filter\n/sources\n")
     res = run("chat", "--index-dir", str(bundled_index_dir), input=script)
-    assert res.exit_code == 0 and (tmp_path / "my notes.md").read_text().count("## ") == 1
+    # "/save t.md extra" saved nothing: a piped chat ends with the usage code (it ended 0)
+    assert res.exit_code == 2 and (tmp_path / "my notes.md").read_text().count("## ") == 1
     flat = " ".join(res.stdout.split())
     assert "Usage: /save FILE.md" in flat and not (tmp_path / "t.md").exists()
     assert "Usage: /clear (it takes nothing after it); nothing was done." in flat
@@ -672,3 +673,18 @@ def test_a_json_command_that_fails_says_why_on_stdout_too(mini_index):
     res = run("show", "nope#1", "--json", "--index-dir", str(mini_index))
     data = json.loads(res.stdout)
     assert res.exit_code == 3 == data["exit_code"] and "nope#1" in data["error"] and res.stderr.startswith("Error:")
+
+
+def test_chat_details_a_re_test_found(bundled_index_dir, tmp_path):
+    """A piped /save that failed ended the chat 0 (`| assistant chat && upload notes.md` went ahead); /clear kept the
+    filter without a word; "/show [3]" looked for a paper named "[3]"; a criterion of listing words alone
+    ("which papers", "list all papers") was searched."""
+    blocker = tmp_path / "t1.md"
+    blocker.write_text("x")
+    script = f"/filter privacy\nWhat is Qronos?\n/show [1]\n/save {blocker}/x.md\n/clear\n"
+    res = run("chat", "--index-dir", str(bundled_index_dir), input=script)
+    flat = " ".join(res.stdout.split())
+    assert res.exit_code == 1 and "the filter stays (privacy; /filter off lifts it)" in flat
+    assert "not in the index" not in res.stderr and "cannot write" in res.stderr
+    for criterion in ("which papers", "list all papers"):
+        assert run("which", criterion, "--index-dir", str(bundled_index_dir)).exit_code == 3

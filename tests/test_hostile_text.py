@@ -275,7 +275,7 @@ def test_chat_save_to_a_name_with_brackets_does_not_end_the_session(evil_index, 
     target = tmp_path / "n[2].md"
     script = f"federated learning security\n/save {target}\n/save {target}\nWhat is gradient compression?\n"
     res = run("chat", "--index-dir", str(evil_index), input=script)
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 3, res.output  # the second /save was refused: a script learns it (it was 0)
     assert target.exists() and "n[2].md" in res.stderr
     assert "--force" in res.stderr  # the second /save did not overwrite silently ...
     # ... and the session went on to the next question
@@ -331,3 +331,13 @@ def test_an_output_that_cannot_write_every_character_gets_no_traceback(bundled_i
     assert json.loads(shown.stdout)["title"].startswith("N\u00fcwa")
     listed = subprocess.run(base + ["papers"], capture_output=True, env=env, timeout=300)
     assert listed.returncode == 0 and b"Traceback" not in listed.stderr and listed.stdout.count(b"\n") >= 95
+
+
+def test_input_that_is_not_utf8_is_read_not_a_traceback(bundled_index_dir, tmp_path):
+    """A Latin-1 terminal or a question file saved by a Windows editor: "What is N\\xfcwa?" reached Python as a lone
+    surrogate and every command died with a UnicodeEncodeError traceback; a piped chat lost the lines after it."""
+    res = run("which", "caf\udce9 pruning", "--index-dir", str(bundled_index_dir))
+    assert res.exit_code == 0 and "café pruning" in res.stdout
+    script = "What is Qronos?\nWhat is N\xfcwa?\nWhat is SPIRAL?\n".encode("latin-1")
+    res = run("chat", "--index-dir", str(bundled_index_dir), input=script)
+    assert res.exit_code == 0 and "> What is Nüwa?" in res.stdout and "> What is SPIRAL?" in res.stdout

@@ -130,3 +130,14 @@ def test_a_history_file_that_cannot_be_written_turns_history_off_in_one_line(min
     finally:
         child.close()
     assert child.exitstatus == 0 and "Traceback" not in (child.before or "")
+
+
+def test_a_history_file_that_never_ends_turns_history_off(mini_index, tmp_path):
+    """ASSISTANT_HISTORY_FILE=/dev/full: prompt_toolkit read it as history without end, growing to 20 GB."""
+    child = _chat(mini_index, tmp_path, history="/dev/full")
+    try:
+        child.expect("Input history is off for this chat: ASSISTANT_HISTORY_FILE /dev/full is not a plain file")
+        _ask_and_leave(child)
+    finally:
+        child.close()
+    assert child.exitstatus == 0

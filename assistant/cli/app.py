@@ -13,10 +13,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from assistant.cli.render import (BuildProgress, err, escape, eval_progress, first_run_progress, linked, out,
-                                  order_note, print_json, print_paper, print_parts, print_read_as, print_unsure,
-                                  final_text, encodable_output, render_answer, render_overview, render_summary, render_verbose, rerank_progress,
-                                  save as save_answers, shown, streaming)
+from assistant.cli.render import (BuildProgress, encodable_output, err, escape, eval_progress, final_text,
+                                  first_run_progress, linked, order_note, out, print_json, print_paper, print_parts,
+                                  print_read_as, print_unsure, render_answer, render_overview, render_summary,
+                                  render_verbose, rerank_progress, save as save_answers, shown, streaming)
 from assistant.errors import AssistantError
 
 app = typer.Typer(
@@ -366,11 +366,11 @@ def which(
     count = f"[bold]{len(result.papers)}[/] paper{'s' if len(result.papers) != 1 else ''}"
     if result.name:  # a name is never paraphrased: the papers that write it
         out.print(f"{count} of the index {'writes' if len(result.papers) == 1 else 'write'} "
-                  f"[italic]{escape(result.name)}[/] ([italic]{escape(criterion)}[/])")
+                  f"[italic]{escape(result.name)}[/] ([italic]{escape(result.criterion)}[/])")
     else:
         verb = "matches" if len(result.papers) == 1 else "match"
-        out.print(f"{count} {verb} [italic]{escape(criterion)}[/]" + (" (judged by the LLM)" if result.mode == "llm"
-                                                                        else ""))
+        judged = " (judged by the LLM)" if result.mode == "llm" else ""
+        out.print(f"{count} {verb} [italic]{escape(result.criterion)}[/]{judged}")
     for i, f in enumerate(result.papers, 1):
         print_paper(f"{i:>2}.", f.paper_id, f.title, f.evidence)
     if result.parts:  # no paper meets all of it; each part's papers

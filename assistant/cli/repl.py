@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -112,7 +113,8 @@ def _turn(conv, line: str, settings, interactive: bool, state: dict):
             raise
         # one failed turn (a wordless line, the LLM down) must not end the session, nor lose the lines after it
         err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
-        state["code"] = state["code"] or exc.exit_code
+        if not interactive:  # a script learns a line failed; a person at the prompt has seen it
+            state["code"] = state["code"] or exc.exit_code
         return None
     except Exception as exc:  # a bug met by one turn: said in one line, and the chat goes on (when interactive)
         if stream:
@@ -158,9 +160,12 @@ def _command(line: str, conv, store, state: dict, settings) -> bool:
         state["cid"] = store.new()
         store.set_filter(state["cid"], spec, 0)  # the filter stays; no earlier question does
         out.print("[dim]Cleared: a new conversation" + (f"; the one before is saved (assistant chat --id {cid})"
-                                                        if kept else "") + ".[/]")
+                                                        if kept else "")
+                  + (f"; the filter stays ({escape(spec)}; /filter off lifts it)" if spec else "") + ".[/]")
     elif cmd == "/save":
-        _save_command(arg, conv, settings)
+        failed = _save_command(arg, conv, settings)
+        if failed and not sys.stdin.isatty():  # `... | assistant chat && upload notes.md` must not go ahead
+            state["code"] = state["code"] or failed
     elif cmd == "/show":
         _show_command(arg, conv)
     elif cmd == "/filter":
@@ -178,7 +183,8 @@ def _command(line: str, conv, store, state: dict, settings) -> bool:
     return True
 
 
-def _save_command(arg: str, conv, settings) -> None:
+def _save_command(arg: str, conv, settings) -> int:
+    """``/save FILE``; the exit code of what failed (0: saved)."""
     import shlex
 
     try:
@@ -190,18 +196,22 @@ def _save_command(arg: str, conv, settings) -> None:
     arg = names[0] if len(names) == 1 else ""
     if not arg:
         out.print("[yellow]Usage: /save FILE.md|FILE.bib|FILE.json [--force] (quote a name with spaces)[/]")
-    elif not conv.turns:
+        return 2
+    if not conv.turns:
         out.print("[dim]Nothing to save yet.[/]")
-    else:
-        try:
-            save([t.answer for t in conv.turns], Path(arg).expanduser(), settings, force)
-        except AssistantError as exc:
-            err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
+        return 3
+    try:
+        save([t.answer for t in conv.turns], Path(arg).expanduser(), settings, force)
+    except AssistantError as exc:
+        err.print(f"[bold red]Error:[/] {escape(str(exc), one_line=True)}")
+        return exc.exit_code
+    return 0
 
 
 def _show_command(arg: str, conv) -> None:
     """``/show N`` (source N of the last answer) or ``/show NAME`` (a paper by id, name or part of its title)."""
     sources = conv.referent().sources if conv.last else []
+    arg = re.sub(r"^\[(\d+)\??\]$", r"\1", arg)  # "/show [3]", the marker as the answer shows it
     if not arg or arg.isdigit() and not 1 <= int(arg) <= len(sources):
         out.print(f"[yellow]Usage: /show N with N between 1 and {len(sources)}, or /show NAME[/]" if sources
                   else "[yellow]Usage: /show NAME (a paper's id, name or part of its title)[/]")
@@ -232,9 +242,12 @@ def _filter_command(arg: str, conv, store, cid: str, scope_from: int | None = No
 
 
 def _read_lines(interactive: bool):
-    if not interactive:
-        for line in sys.stdin:
-            yield line
+    if not interactive:  # read as bytes: a line that is not UTF-8 (or not the locale's) is one line, not the end
+        from assistant.service.api import text_of
+
+        source = getattr(sys.stdin, "buffer", None)
+        for line in source if source is not None else sys.stdin:
+            yield text_of(line) if isinstance(line, bytes) else line
         return
     try:
         from prompt_toolkit import PromptSession
@@ -261,10 +274,32 @@ def _history():
     from prompt_toolkit.history import FileHistory, InMemoryHistory
 
     hist = Path(os.environ.get("ASSISTANT_HISTORY_FILE") or Path.home() / ".assistant_history").expanduser()
-    problem = ("is a folder" if hist.is_dir() else "is in a folder that does not exist" if not hist.parent.is_dir()
-               else "cannot be written" if not os.access(hist if hist.exists() else hist.parent, os.W_OK) else "")
+    if str(hist) == os.devnull:  # the usual way to keep no history
+        return InMemoryHistory()
+    problem = _history_problem(hist)
     if problem:
         err.print(f"[yellow]Input history is off for this chat: ASSISTANT_HISTORY_FILE {escape(str(hist))} {problem}; "
                   "set it to a file's path.[/]")
         return InMemoryHistory()
     return FileHistory(str(hist))
+
+
+def _history_problem(hist: Path) -> str:
+    """Why input history cannot live in ``hist`` ('' when it can): a folder, no folder, not a plain file (/dev/full
+    read as history grew to 20 GB), or a file that will not take a line (/proc/version)."""
+    if hist.is_dir():
+        return "is a folder"
+    if not hist.parent.is_dir():
+        return "is in a folder that does not exist" if not hist.parent.exists() else "is under a file, not a folder"
+    if hist.exists() and not hist.is_file():
+        return "is not a plain file"
+    try:
+        with open(hist, "a", encoding="utf-8"):
+            pass
+    except OSError:
+        return "cannot be written"
+    return "" if hist.stat().st_size < HISTORY_MAX_BYTES else "is over 50 MB"
+
+
+#: A history file larger than this is not read (prompt_toolkit reads it whole at the start).
+HISTORY_MAX_BYTES = 50 * 2**20

@@ -13,7 +13,7 @@ from assistant.prompts import CHECK_CLAIMS, EXTRACTIVE_LABEL, UNSURE_NOTE, inval
 from assistant.text.corpus import Paper, ParseReport, load_papers
 from assistant.text.english import ADVISABLE
 from assistant.text.latex import readable
-from assistant.text.safetext import clip, for_terminal, json_for_terminal
+from assistant.text.safetext import clip, for_terminal, json_for_terminal, text_of, typed
 from assistant.store.index import Progress
 from assistant.store.opening import open_index
 
@@ -22,7 +22,8 @@ __all__ = [
     "remove_papers", "doctor", "which", "summarize", "corpus_map", "check_save_target", "save_answers",
     "storage_error", "scrubbed", "require_words", "require_positive", "require_topic", "pointed",
     # for showing corpus and model text: LaTeX made readable, made inert for a terminal, cut at a word
-    "EXTRACTIVE_LABEL", "UNSURE_NOTE", "CHECK_CLAIMS", "invalid_citations_note", "readable", "for_terminal", "json_for_terminal", "clip",
+    "EXTRACTIVE_LABEL", "UNSURE_NOTE", "CHECK_CLAIMS", "invalid_citations_note", "readable", "for_terminal",
+    "json_for_terminal", "clip", "text_of",
 ]
 
 if TYPE_CHECKING:  # imported where used: `papers` and `show` need none of them (~0.3 s CPU)
@@ -42,7 +43,7 @@ def require_words(text: str, what: str = "question") -> str:
     """``text`` as it is read (fullwidth letters, digits and marks as ASCII) when it holds a word or number to look
     for; otherwise InputError, before any work: "???", "  " or an emoji give a search, `which` or a summary nothing
     to read."""
-    text = text.translate(_FULLWIDTH)
+    text = typed(text).translate(_FULLWIDTH)
     if not any(ch.isalnum() for ch in text):
         from assistant.errors import InputError
 
@@ -88,9 +89,10 @@ def require_topic(criterion: str) -> str:
     papers", "papers"), which listed two arbitrary papers or "0 papers match how many papers"."""
     from assistant.qa.synthesis import strip_leadin
     from assistant.search.decide import framing_terms
+    from assistant.text.english import LISTING_WORDS
     from assistant.text.terms import stem_terms
 
-    if not set(stem_terms(strip_leadin(criterion))) - framing_terms():
+    if not set(stem_terms(strip_leadin(criterion))) - framing_terms() - set(stem_terms(" ".join(LISTING_WORDS))):
         from assistant.errors import InputError
 
         raise InputError(f"the criterion {criterion!r} names nothing papers do or are about; say what to look for, "

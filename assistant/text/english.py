@@ -313,3 +313,7 @@ LIST_LABELS = ("title", "authors", "author", "abstract", "summary")
 #: Lower-case particles a surname written first may open with ("van der Berg, Anna", "de la Cruz, Maria").
 NAME_PARTICLES = ("van", "von", "der", "den", "de", "del", "della", "la", "le", "da", "di", "du", "dos", "das", "ter",
                   "ten", "bin", "al", "el", "y")
+
+#: Words that ask for a list and name nothing in it ("which papers", "list all papers"): a `which` criterion of
+#: these and framing words alone is refused.
+LISTING_WORDS = ("which", "list", "all", "every", "show", "give", "me", "any", "some", "please")

@@ -93,3 +93,25 @@ def inert_citations(text: str) -> str:
     """Quoted abstract text whose own reference markers cannot pass for our citations: ``[7]`` -> ``(7)``,
     ``[1, 2]`` -> ``(1, 2)``. For a sentence an extractive answer quotes before appending its ``[n]``."""
     return CITATION_LIKE.sub(lambda m: f"({m.group(1)})", text)
+
+
+#: A character UTF-8 writes in several bytes: bytes holding one are UTF-8 (a bad byte among them is damage, not
+#: another encoding).
+UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+
+
+def text_of(raw: bytes) -> str:
+    """Bytes a user typed or piped, as text: UTF-8; else, when no character in them is UTF-8's, Windows-1252 (a
+    Latin-1 terminal, a file saved by a Windows editor); bytes that are neither are shown as U+FFFD."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8" if UTF8_MULTIBYTE.search(raw) else "cp1252", errors="replace")
+
+
+def typed(text: str) -> str:
+    """A command-line argument as text: bytes that were not UTF-8 reach Python as lone surrogates (U+DC80-U+DCFF),
+    which every later step refused with a traceback ("What is N\\xfcwa?" typed in a Latin-1 terminal)."""
+    if not any("\udc80" <= ch <= "\udcff" for ch in text):
+        return text
+    return text_of(text.encode("utf-8", "surrogateescape"))
