@@ -593,3 +593,11 @@ def test_strict_on_a_utf8_file_with_a_damaged_byte_does_not_advise_converting_it
     with pytest.raises(InputError, match="UTF-8 but for a damaged byte") as err:
         load_papers([f], strict=True)
     assert "iconv" not in str(err.value)
+
+
+def test_a_list_of_one_line_abstracts_without_full_stops_keeps_each(tmp_path):
+    """A short line alone titles the abstract after it; lines that no abstract follows are abstracts themselves."""
+    f = tmp_path / "short.txt"
+    f.write_text("My list\n\nAbstract one about graphs\n\nAbstract two about images\n\nAbstract three about text\n")
+    assert [p.abstract for p in load_papers([f])[0]] == ["Abstract one about graphs", "Abstract two about images",
+                                                        "Abstract three about text"]

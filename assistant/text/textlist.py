@@ -55,22 +55,33 @@ def read_list(text: str) -> TextList:
     lines = text.split("\n")
     out = TextList()
     start = _header(lines, out)
-    pending: str | None = None  # a heading, or a title line alone in its paragraph, titles the abstract after it
+    # a heading, or a title line alone in its paragraph, titles the abstract after it: (kind, text) until then
+    pending: tuple[str, str] | None = None
     for number, para in enumerate(_PARA_SPLIT.split("\n".join(lines[start:])), 1):
         for kind, value in _blocks(para, number, out):
-            if kind == "title":
-                if pending is not None:
-                    out.notes.append(f"{pending!r} has no abstract under it; skipped")
-                pending = value
-            else:
-                entry = value if isinstance(value, Entry) else Entry(value)
-                if entry.title is None and pending is not None:
-                    entry.title = pending
-                pending = None
-                out.entries.append(entry)
-    if pending is not None:
-        out.notes.append(f"{pending!r} has no abstract under it; skipped")
+            if kind in ("heading", "line"):
+                _unclaimed(pending, out)
+                pending = (kind, value)
+                continue
+            entry = value if isinstance(value, Entry) else Entry(value)
+            if entry.title is None and pending is not None:
+                entry.title = pending[1]
+            pending = None
+            out.entries.append(entry)
+    _unclaimed(pending, out)
     return out
+
+
+def _unclaimed(pending: tuple[str, str] | None, out: TextList) -> None:
+    """A title no abstract followed: a heading is skipped (said); a plain short line is an abstract after all (a
+    list of one-line abstracts without a full stop reads as titles)."""
+    if pending is None:
+        return
+    kind, text = pending
+    if kind == "heading":
+        out.notes.append(f"{text!r} has no abstract under it; skipped")
+    else:
+        out.entries.append(Entry(text))
 
 
 def _header(lines: list[str], out: TextList) -> int:
@@ -111,7 +122,8 @@ def _prose(line: str) -> bool:
 
 
 def _blocks(para: str, number: int, out: TextList):
-    """("title", text) and ("abstract", text or Entry) pieces of one blank-line-separated paragraph."""
+    """("heading" or "line", a title) and ("abstract", text or Entry) pieces of one blank-line-separated
+    paragraph."""
     lines = [line for line in para.split("\n") if line.strip()]
     if not lines:
         return
@@ -123,7 +135,7 @@ def _blocks(para: str, number: int, out: TextList):
         if _HEADING.match(line):
             yield from _plain(group, number, out)
             group = []
-            yield "title", _HEADING.sub("", line).strip()
+            yield "heading", _HEADING.sub("", line).strip()
         else:
             group.append(line)
     yield from _plain(group, number, out)
@@ -152,7 +164,7 @@ def _plain(lines: list[str], number: int, out: TextList):
         return
     joined = " ".join(" ".join(lines).split())
     if len(lines) == 1 and len(stripped[0]) <= HEADER_MAX and not _prose(stripped[0]):
-        yield "title", joined  # "FooNet: Conv Nets for Tables", then its abstract after a blank line
+        yield "line", joined  # "FooNet: Conv Nets for Tables", then its abstract after a blank line
         return
     yield "abstract", joined
 
