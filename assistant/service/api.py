@@ -20,7 +20,7 @@ from assistant.store.opening import open_index
 __all__ = [
     "ingest_paths", "retriever", "search", "ask", "conversation", "chat_store", "list_papers", "get_paper", "Library",
     "remove_papers", "doctor", "which", "summarize", "corpus_map", "check_save_target", "save_answers",
-    "storage_error", "scrubbed", "require_words", "require_positive", "require_topic", "pointed",
+    "storage_error", "scrubbed", "require_words", "require_positive", "require_topic", "checked_criterion", "pointed",
     # for showing corpus and model text: LaTeX made readable, made inert for a terminal, cut at a word
     "EXTRACTIVE_LABEL", "UNSURE_NOTE", "CHECK_CLAIMS", "invalid_citations_note", "readable", "for_terminal",
     "json_for_terminal", "clip", "text_of",
@@ -98,6 +98,11 @@ def require_topic(criterion: str) -> str:
         raise InputError(f"the criterion {criterion!r} names nothing papers do or are about; say what to look for, "
                          "e.g. \"how many papers propose a benchmark\"")
     return criterion
+
+
+def checked_criterion(criterion: str) -> str:
+    """A `which` criterion as it is read, or InputError: no words, what papers do not do, or framing only."""
+    return require_topic(require_positive(require_words(criterion, "criterion")))
 
 
 def ingest_paths(paths: list[Path] | None, settings: Settings, rebuild: bool = False, strict: bool = False,
@@ -204,7 +209,7 @@ class Library:
     def which(self, criterion: str):
         from assistant.qa.synthesis import which as which_fn
 
-        criterion = require_topic(require_positive(require_words(criterion, "criterion")))
+        criterion = checked_criterion(criterion)
         with self._lock:
             return which_fn(self.retriever, criterion, self.settings)
 
@@ -299,7 +304,7 @@ def doctor(settings: Settings, repair: bool = False) -> dict:
 def which(criterion: str, settings: Settings, progress: Progress | None = None):
     from assistant.qa.synthesis import which as which_fn
 
-    criterion = require_topic(require_positive(require_words(criterion, "criterion")))
+    criterion = checked_criterion(criterion)
     return which_fn(retriever(settings, progress), criterion, settings)
 
 

@@ -64,7 +64,6 @@ def check_access(index_dir: Path) -> None:
     (or, on a read-only file system, a copy to make), never damage to re-ingest over."""
     from assistant.store.layout import CHROMA, CHROMA_FILE
 
-    check_link(index_dir)
     store = index_dir / CHROMA
     for path, read in ((index_dir, os.R_OK | os.X_OK), (store, os.R_OK | os.X_OK), (store / CHROMA_FILE, os.R_OK)):
         if path.exists() and not os.access(path, read):

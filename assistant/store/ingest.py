@@ -136,8 +136,8 @@ def _write(index: Index, papers: list[Paper], settings: Settings, progress: Prog
     # an earlier write left the store ahead of its last commit: commit even if nothing is new
     dirty = index.manifest is not None and (integrity.meta_get(index, "journal") is not None
                                             or not integrity.consistent(index))
-    plan, named, stems, existing = _plan(index, papers, report, history, partial)
-    report.gone_files = _gone_from_folders(index, read if read is not None else sources)
+    plan, named, stems, existing = _plan(index, papers, report, history, partial,
+                                         read=read if read is not None else sources)
     token = None
     undo = journal.capture(index, plan.touched())
     if not index.remote:
@@ -177,7 +177,7 @@ def _write(index: Index, papers: list[Paper], settings: Settings, progress: Prog
 
 
 def _plan(index: Index, papers: list[Paper], report: IngestReport, history: tuple | None = None,
-          partial: frozenset[str] = frozenset()):
+          partial: frozenset[str] = frozenset(), read: list[str] | None = None):
     """(the write plan, the papers with their ids, the stem each file numbers under, stored id -> content hash).
     Ids of papers without their own are numbered against what the index holds (text/ids.py); ``history``
     (stored records, stems) stands in for it when building a new index in place of an old one. Nothing is
@@ -199,6 +199,8 @@ def _plan(index: Index, papers: list[Paper], report: IngestReport, history: tupl
         stems = dict((index.manifest or {}).get("files") or {})
     named, dropped, stems = assign(papers, stored, stems)
     origins = {s.id: s.origin for s in stored}  # each stored paper's file
+    if history is None:  # a rebuild keeps nothing it does not read: no paper of a deleted file stays to be said
+        report.gone_files = _gone_from_folders(origins, read or [])
     if history is None:
         _refuse_taken_ids(named, origins)
         named = _without_stored_copies(named, abstracts, origins, report)
@@ -238,15 +240,15 @@ def _without_stored_copies(named: list[Paper], abstracts: dict[str, str], origin
     return [p for p in named if p.id not in copies]
 
 
-def _gone_from_folders(index: Index, read: list[str]) -> list[str]:
+def _gone_from_folders(origins: dict[str, str | None], read: list[str]) -> list[str]:
     """Stored papers whose file was in a folder this ingest read and is there no longer: a folder read again after a
     file was deleted kept its papers without a word."""
     folders = [Path(r) for r in read if Path(r).is_dir()]
     if not folders:
         return []
-    return sorted(pid for pid, meta in paged(index.papers, ["metadatas"])
-                  if (origin := meta.get("origin")) and not origin.startswith("bundled/") and not Path(origin).exists()
-                  and any(f == Path(origin).parent or f in Path(origin).parents for f in folders))
+    return sorted(pid for pid, origin in origins.items()
+                  if origin and not origin.startswith("bundled/") and not Path(origin).exists()
+                  and any(f in Path(origin).parents for f in folders))
 
 
 def _refuse_taken_ids(named: list[Paper], origins: dict[str, str | None]) -> None:

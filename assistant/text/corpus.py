@@ -25,6 +25,7 @@ from typing import Iterable, Iterator
 from assistant.errors import InputError
 from assistant.text.markup import without_markup
 from assistant.text.paper import Paper
+from assistant.text.safetext import UTF8_MULTIBYTE
 from assistant.text.titles import derive_title, normalise_space
 
 TEXT_SUFFIXES = {".txt", ".md", ".text", ""}
@@ -100,18 +101,13 @@ def _read_text(path: Path, report: ParseReport, strict: bool = False) -> str:
         return _not_utf8(path, data, exc.start, report, strict)
 
 
-#: A character UTF-8 writes in several bytes: a file holding one is UTF-8 (a bad byte in it is damage, not another
-#: encoding).
-_UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
-
-
 def _not_utf8(path: Path, data: bytes, at: int, report: ParseReport, strict: bool) -> str:
     """A file that is not UTF-8: read as Windows-1252 (what Excel and Windows editors save, Latin-1 within it)
     when no character in it is UTF-8's, else as UTF-8 with the bad bytes replaced (U+FFFD). Said as a note; with
     ``strict``, an InputError that says how to convert it."""
     quoted = shlex.quote(str(path))
     fix = f"convert it to UTF-8 (e.g. iconv -f cp1252 -t utf-8 {quoted} > fixed{path.suffix})"
-    utf8 = bool(_UTF8_MULTIBYTE.search(data))
+    utf8 = bool(UTF8_MULTIBYTE.search(data))
     if strict:  # a UTF-8 file with a damaged byte is not Windows-1252: converting it would garble its accents
         said = (f"{path} is UTF-8 but for a damaged byte at {at}; mend or delete that byte" if utf8
                 else f"{path} is not UTF-8 (byte {at}); {fix}")
@@ -453,7 +449,8 @@ def _parse_file(path: Path, report: ParseReport | None = None, strict: bool = Fa
         return parse_jsonl(path, text, report, strict)
     if suffix == ".json":
         data, error = _json_value(text)
-        if error is not None and error.startswith("Extra data") and _json_value(text.lstrip().split("\n", 1)[0])[1] is None:
+        first_line = text.lstrip().split("\n", 1)[0]
+        if error is not None and error.startswith("Extra data") and _json_value(first_line)[1] is None:
             # one JSON object per line saved as .json (the Kaggle arXiv snapshot, many dataset dumps)
             report.notes.append(f"{path}: holds one JSON record per line (JSON Lines); read as .jsonl")
             return parse_jsonl(path, text, report, strict)
